@@ -1,0 +1,24 @@
+// cochan: the requirements on channel payloads and resumption targets.
+#pragma once
+
+#include <concepts>
+#include <coroutine>
+#include <type_traits>
+
+namespace cochan {
+
+/// A type a channel can carry: a move-constructible object type (move-only types included).
+/// References, arrays, `void` and `const` types are rejected with this concept's name in the
+/// compiler's message.
+template <class T>
+concept channel_value = std::is_object_v<T> && !std::is_const_v<T> && !std::is_array_v<T> &&
+                        std::move_constructible<T> && std::destructible<T>;
+
+/// Something `resume_on` can resume a coroutine through: a thread pool's enqueue, an event
+/// loop's post. It is called once, with the suspended coroutine's handle, after the channel's
+/// lock is released; it must not throw (a throwing post terminates the program).
+template <class P>
+concept coroutine_poster = std::move_constructible<std::decay_t<P>> &&
+                           std::invocable<std::decay_t<P>&, std::coroutine_handle<>>;
+
+} // namespace cochan

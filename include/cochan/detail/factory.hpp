@@ -1,0 +1,42 @@
+// cochan: construction of a channel's shared queue and its first pair of endpoints.
+#pragma once
+
+#include <cochan/detail/competing_queue.hpp>
+#include <cochan/detail/endpoints.hpp>
+#include <cochan/detail/ring.hpp>
+#include <cochan/detail/segmented_queue.hpp>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace cochan::detail {
+
+template <class T, class Producers> using bounded_core = competing_queue<T, ring<T>, Producers>;
+template <class T, class Producers>
+using unbounded_core = competing_queue<T, segmented_queue<T>, Producers>;
+
+template <class Core>
+std::pair<basic_sender<Core>, basic_receiver<Core>> make_channel(Core* core) noexcept {
+    return {basic_sender<Core>(adopt_t{}, core), basic_receiver<Core>(adopt_t{}, core)};
+}
+
+/// `kind` names the factory in the exception's message, e.g. "cochan::spmc::bounded".
+template <class T, class Producers>
+auto make_bounded(std::size_t capacity, const char* kind) {
+    if (capacity == 0) {
+        throw std::invalid_argument(std::string(kind) +
+                                    ": capacity must be greater than 0 (there is no rendezvous "
+                                    "channel; use a capacity of 1 or more)");
+    }
+    using core = bounded_core<T, Producers>;
+    return make_channel(new core(capacity, capacity));
+}
+
+template <class T, class Producers> auto make_unbounded() {
+    using core = unbounded_core<T, Producers>;
+    return make_channel(new core(0));
+}
+
+} // namespace cochan::detail

@@ -1,0 +1,205 @@
+// cochan: the awaitable send and receive operations shared by every channel kind.
+#pragma once
+
+#include <cochan/detail/competing_queue.hpp>
+#include <cochan/detail/concepts.hpp>
+#include <cochan/detail/trampoline.hpp>
+#include <cochan/result.hpp>
+
+#include <coroutine>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+namespace cochan::detail {
+
+/// Default resumption: on the thread that completes the operation, after the lock is released,
+/// through the per-thread trampoline (constant stack over chains of hand-offs).
+struct resume_inline {
+    void operator()(waiter_base* w) noexcept { trampoline::resume(w); }
+};
+
+/// `resume_on(post)`: the completer calls `post(handle)` once, after the lock is released.
+template <class Post> struct resume_via {
+    Post post_;
+    void operator()(waiter_base* w) noexcept {
+        Post post = std::move(post_); // the awaitable may be gone as soon as `post` resumes it
+        post(std::coroutine_handle<>(w->handle_));
+    }
+};
+
+template <class Post> using resume_via_t = resume_via<std::decay_t<Post>>;
+
+/// `co_await rx.recv()`. Holds the waiter node, so it is awaited in place: neither copyable nor
+/// movable. Thread safety: one awaitable is awaited by one coroutine.
+template <class Core, class Resume = resume_inline>
+class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_type> {
+    using T = typename Core::value_type;
+    template <class, class> friend class recv_awaitable;
+
+  public:
+    recv_awaitable(Core* core, std::stop_token token, Resume resume = {})
+        : core_(core), token_(std::move(token)), resume_(std::move(resume)) {}
+    recv_awaitable(const recv_awaitable&) = delete;
+    recv_awaitable& operator=(const recv_awaitable&) = delete;
+
+    ~recv_awaitable() {
+        if (finished_) return;
+        // Destroyed while suspended (its coroutine was destroyed), never awaited, or after
+        // await_resume threw: unlink, and give back a value the caller will never see.
+        stop_cb_.reset();
+        core_->unlink_recv(*this);
+        if (this->slot_.has_value()) {
+            core_->hand_back(this->slot_, this->outcome_ == outcome::granted);
+        }
+    }
+
+    /// The same receive, but the woken coroutine is resumed by `post(handle)` instead of
+    /// inline on the completing thread. Call before awaiting.
+    template <coroutine_poster Post>
+    recv_awaitable<Core, resume_via_t<Post>> resume_on(Post&& post) && {
+        finished_ = true; // this one is never awaited: its destructor has nothing to undo
+        return {core_, std::move(token_), resume_via_t<Post>{std::forward<Post>(post)}};
+    }
+
+    bool await_ready() const noexcept { return false; }
+
+    bool await_suspend(std::coroutine_handle<> h) {
+        this->handle_ = h;
+        this->notify_ = &notify;
+        if (token_.stop_possible()) {
+            // Registered before linking: a stop that fires now only marks stop_seen_, so the
+            // coroutine is never resumed from inside this function.
+            stop_cb_.emplace(token_, canceller{this});
+        }
+        // true: linked. Another thread may resume (and destroy) this coroutine at once, so
+        // nothing below this line may touch *this.
+        return core_->recv_or_wait(*this);
+    }
+
+    recv_result<T> await_resume() {
+        stop_cb_.reset(); // waits for a stop callback still running on another thread
+        switch (this->outcome_) {
+        case outcome::ok:
+        case outcome::granted: {
+            recv_result<T> r(std::in_place, std::move(*this->slot_)); // may throw: see ~
+            this->slot_.reset();
+            finished_ = true;
+            if constexpr (Core::bounded) {
+                if (this->outcome_ == outcome::granted) core_->release_grant();
+            }
+            return r;
+        }
+        case outcome::disconnected:
+            finished_ = true;
+            return recv_result<T>(std::in_place_index<1>, recv_errc::disconnected);
+        default:
+            finished_ = true;
+            return recv_result<T>(std::in_place_index<1>, recv_errc::cancelled);
+        }
+    }
+
+  private:
+    struct canceller {
+        recv_awaitable* self;
+        void operator()() const noexcept { self->core_->cancel_recv(*self); }
+    };
+
+    static void notify(waiter_base* w) noexcept {
+        auto* self = static_cast<recv_awaitable*>(static_cast<recv_waiter<T>*>(w));
+        self->resume_(w);
+    }
+
+    Core* core_;
+    std::stop_token token_;
+    std::optional<std::stop_callback<canceller>> stop_cb_;
+    [[no_unique_address]] Resume resume_;
+    bool finished_ = false; // owner only: the outcome was consumed, nothing left to undo
+};
+
+/// `co_await tx.send(v)` on a bounded channel. Holds the waiter node and the value, so it is
+/// awaited in place: neither copyable nor movable. Thread safety: one awaitable is awaited by
+/// one coroutine.
+template <class Core, class Resume = resume_inline>
+class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_type> {
+    using T = typename Core::value_type;
+    template <class, class> friend class send_awaitable;
+
+  public:
+    send_awaitable(Core* core, bool closed, T value, std::stop_token token, Resume resume = {})
+        : core_(core), value_(std::move(value)), token_(std::move(token)),
+          resume_(std::move(resume)), closed_(closed) {}
+    send_awaitable(const send_awaitable&) = delete;
+    send_awaitable& operator=(const send_awaitable&) = delete;
+
+    ~send_awaitable() {
+        if (finished_) return;
+        stop_cb_.reset();
+        core_->unlink_send(*this);
+        if (this->holds_producer_) core_->leave_producer();
+    }
+
+    /// The same send, but the woken coroutine is resumed by `post(handle)` instead of inline on
+    /// the completing thread. Call before awaiting.
+    template <coroutine_poster Post>
+    send_awaitable<Core, resume_via_t<Post>> resume_on(Post&& post) && {
+        finished_ = true;
+        return {core_, closed_, std::move(value_), std::move(token_),
+                resume_via_t<Post>{std::forward<Post>(post)}};
+    }
+
+    bool await_ready() const noexcept { return false; }
+
+    bool await_suspend(std::coroutine_handle<> h) {
+        if (closed_) {
+            this->outcome_ = outcome::disconnected;
+            return false;
+        }
+        this->handle_ = h;
+        this->notify_ = &notify;
+        this->offered_ = std::addressof(value_);
+        if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
+        // true: linked; nothing below may touch *this (see recv_awaitable::await_suspend).
+        return core_->send_or_wait(*this);
+    }
+
+    send_result<T> await_resume() {
+        stop_cb_.reset();
+        finished_ = true;
+        if (this->holds_producer_) core_->leave_producer();
+        switch (this->outcome_) {
+        case outcome::ok: return send_result<T>(std::in_place);
+        case outcome::failed: std::rethrow_exception(this->error_);
+        case outcome::cancelled:
+            return send_result<T>(std::in_place_index<1>,
+                                  send_error<T>{send_errc::cancelled, std::move(value_)});
+        default:
+            return send_result<T>(std::in_place_index<1>,
+                                  send_error<T>{send_errc::disconnected, std::move(value_)});
+        }
+    }
+
+  private:
+    struct canceller {
+        send_awaitable* self;
+        void operator()() const noexcept { self->core_->cancel_send(*self); }
+    };
+
+    static void notify(waiter_base* w) noexcept {
+        auto* self = static_cast<send_awaitable*>(static_cast<send_waiter<T>*>(w));
+        self->resume_(w);
+    }
+
+    Core* core_;
+    T value_; // moved into the channel by whoever grants the slot; handed back on failure
+    std::stop_token token_;
+    std::optional<std::stop_callback<canceller>> stop_cb_;
+    [[no_unique_address]] Resume resume_;
+    bool closed_;           // the sender endpoint was closed when the send was made
+    bool finished_ = false; // owner only: the outcome was consumed, nothing left to undo
+};
+
+} // namespace cochan::detail

@@ -1,0 +1,74 @@
+// cochan: the fixed ring that stores a bounded channel's values.
+#pragma once
+
+#include <cochan/detail/config.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <utility>
+
+namespace cochan::detail {
+
+/// A preallocated FIFO of at most `capacity` values; it never allocates after construction.
+/// Not thread-safe: the queue's lock guards it.
+/// Exception safety: `push_*` give the strong guarantee (if `T`'s move throws, nothing changed).
+template <class T> class ring {
+  public:
+    static constexpr bool bounded = true;
+
+    explicit ring(std::size_t capacity)
+        : slots_(static_cast<T*>(::operator new(capacity * sizeof(T), std::align_val_t{alignof(T)}))),
+          capacity_(capacity) {}
+
+    ring(ring&& other) noexcept
+        : slots_(std::exchange(other.slots_, nullptr)), capacity_(std::exchange(other.capacity_, 0)),
+          head_(std::exchange(other.head_, 0)), size_(std::exchange(other.size_, 0)) {}
+    ring& operator=(ring&&) = delete;
+
+    ~ring() {
+        clear();
+        if (slots_ != nullptr) ::operator delete(slots_, std::align_val_t{alignof(T)});
+    }
+
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+
+    void push_back(T&& v) {
+        COCHAN_ASSERT(size_ < capacity_, "ring overflow");
+        std::construct_at(slots_ + wrap(head_ + size_), std::move(v));
+        ++size_;
+    }
+
+    /// Puts a value back at the head (a destroyed receiver handing its grant back).
+    void push_front(T&& v) {
+        COCHAN_ASSERT(size_ < capacity_, "ring overflow");
+        const std::size_t at = head_ == 0 ? capacity_ - 1 : head_ - 1;
+        std::construct_at(slots_ + at, std::move(v));
+        head_ = at;
+        ++size_;
+    }
+
+    T& front() noexcept { return slots_[head_]; }
+
+    /// Destroys the head, which the caller has moved from.
+    void pop_front() noexcept {
+        std::destroy_at(slots_ + head_);
+        head_ = wrap(head_ + 1);
+        --size_;
+    }
+
+    void clear() noexcept {
+        while (size_ != 0) pop_front();
+    }
+
+  private:
+    std::size_t wrap(std::size_t i) const noexcept { return i >= capacity_ ? i - capacity_ : i; }
+
+    T* slots_;
+    std::size_t capacity_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+};
+
+} // namespace cochan::detail

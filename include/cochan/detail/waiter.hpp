@@ -1,0 +1,135 @@
+// cochan: intrusive waiter nodes and FIFO lists used by the competing-consumer core.
+#pragma once
+
+#include <cochan/detail/config.hpp>
+
+#include <coroutine>
+#include <cstddef>
+#include <utility>
+
+namespace cochan::detail {
+
+/// Where a waiter is in its life. Guarded by the owning queue's lock.
+///   idle    -> waiting   the operation linked itself into a waiter list (await_suspend)
+///   waiting -> done      a grant, a disconnection or a stop request completed it; the completer
+///                        unlinked it under the lock and calls `notify_` after unlocking
+///   idle    -> done      the operation completed without suspending
+enum class wait_state : unsigned char { idle, waiting, done };
+
+/// How a finished operation ended. Written under the lock by whoever moves the state to `done`;
+/// read by the owner after it resumes (the completer's unlock happens before the notification).
+enum class outcome : unsigned char {
+    none,         ///< not finished
+    ok,           ///< sent, or received without a grant (taken from the buffer by the owner itself)
+    granted,      ///< received: a sender or a cancelled receiver handed the value to this waiter
+    disconnected, ///< the other side is gone
+    cancelled,    ///< the stop token fired before a grant
+    failed,       ///< send: moving the value into the channel threw; the exception is stored
+};
+
+/// A node of an intrusive FIFO list. It lives inside the awaitable (or the blocking call) that
+/// waits, so waiting never allocates.
+struct waiter_base {
+    /// Called exactly once, after the lock is released, by whoever completed the waiter. It must
+    /// not touch the queue: the waiter's owner may destroy its endpoint as soon as it resumes.
+    using notify_fn = void (*)(waiter_base*) noexcept;
+
+    waiter_base* next_ = nullptr;       // list link; guarded by the lock while linked, then used
+    waiter_base* prev_ = nullptr;       // by the completer's batch and the trampoline queue
+    notify_fn notify_ = nullptr;        // set by the owner before linking
+    std::coroutine_handle<> handle_{};  // set by the owner before linking; used by notify_
+    wait_state state_ = wait_state::idle; // guarded by the lock
+    outcome outcome_ = outcome::none;     // guarded by the lock until `done`
+    bool stop_seen_ = false; // guarded by the lock: a stop request arrived before linking
+};
+
+/// An intrusive doubly linked FIFO of waiters. Not thread-safe: used under the queue's lock.
+class waiter_list {
+  public:
+    bool empty() const noexcept { return head_ == nullptr; }
+    waiter_base* front() const noexcept { return head_; }
+
+    void push_back(waiter_base* w) noexcept {
+        w->next_ = nullptr;
+        w->prev_ = tail_;
+        if (tail_ != nullptr) {
+            tail_->next_ = w;
+        } else {
+            head_ = w;
+        }
+        tail_ = w;
+    }
+
+    void erase(waiter_base* w) noexcept {
+        (w->prev_ != nullptr ? w->prev_->next_ : head_) = w->next_;
+        (w->next_ != nullptr ? w->next_->prev_ : tail_) = w->prev_;
+        w->next_ = w->prev_ = nullptr;
+    }
+
+    waiter_base* pop_front() noexcept {
+        waiter_base* w = head_;
+        erase(w);
+        return w;
+    }
+
+  private:
+    waiter_base* head_ = nullptr;
+    waiter_base* tail_ = nullptr;
+};
+
+/// The one-slot "list" of an SPMC channel's sender side: only one producer can wait.
+/// Not thread-safe: used under the queue's lock.
+class waiter_slot {
+  public:
+    bool empty() const noexcept { return w_ == nullptr; }
+    waiter_base* front() const noexcept { return w_; }
+
+    void push_back(waiter_base* w) noexcept {
+        COCHAN_ASSERT(w_ == nullptr, "two sends overlap on one SPMC sender");
+        w_ = w;
+    }
+    void erase([[maybe_unused]] waiter_base* w) noexcept { w_ = nullptr; }
+    waiter_base* pop_front() noexcept { return std::exchange(w_, nullptr); }
+
+  private:
+    waiter_base* w_ = nullptr;
+};
+
+/// Waiters completed under the lock, notified once the lock is released (rule: no user code
+/// under the lock). A singly linked list through `next_`. Not thread-safe: one per operation.
+class completion_batch {
+  public:
+    completion_batch() = default;
+    completion_batch(const completion_batch&) = delete;
+    completion_batch& operator=(const completion_batch&) = delete;
+
+    /// Marks `w` done with `o`. Call under the lock, after unlinking `w`.
+    void complete(waiter_base* w, outcome o) noexcept {
+        w->state_ = wait_state::done;
+        w->outcome_ = o;
+        w->next_ = nullptr;
+        (tail_ != nullptr ? tail_->next_ : head_) = w;
+        tail_ = w;
+    }
+
+    bool empty() const noexcept { return head_ == nullptr; }
+
+    /// Notifies every completed waiter in completion order. Call after unlocking.
+    void notify_all() noexcept {
+        waiter_base* w = std::exchange(head_, nullptr);
+        tail_ = nullptr;
+        while (w != nullptr) {
+            waiter_base* next = w->next_; // read first: after notify_, `w` may be gone
+            w->notify_(w);
+            w = next;
+        }
+    }
+
+    ~completion_batch() { notify_all(); }
+
+  private:
+    waiter_base* head_ = nullptr;
+    waiter_base* tail_ = nullptr;
+};
+
+} // namespace cochan::detail

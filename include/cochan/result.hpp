@@ -1,0 +1,142 @@
+// cochan: the results of channel operations. Errors are values, never exceptions.
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace cochan {
+
+/// Why a send did not deliver its value.
+enum class send_errc {
+    disconnected, ///< every receiver is gone, or this sender was closed
+    full,         ///< `try_send` only: no free slot in a bounded channel
+    cancelled,    ///< the operation's stop token was triggered before it was granted a slot
+};
+
+/// Why a receive produced no value.
+enum class recv_errc {
+    disconnected, ///< every sender is gone and the buffer is drained
+    empty,        ///< `try_recv` only: nothing buffered, but a sender may still send
+    cancelled,    ///< the operation's stop token was triggered before it was granted a value
+};
+
+/// A short English description, for logs and messages.
+constexpr const char* to_string(send_errc e) noexcept {
+    switch (e) {
+    case send_errc::disconnected: return "sending on a disconnected channel";
+    case send_errc::full: return "sending on a full channel";
+    case send_errc::cancelled: return "send cancelled";
+    }
+    return "unknown send error";
+}
+
+/// A short English description, for logs and messages.
+constexpr const char* to_string(recv_errc e) noexcept {
+    switch (e) {
+    case recv_errc::disconnected: return "receiving on a disconnected channel";
+    case recv_errc::empty: return "receiving on an empty channel";
+    case recv_errc::cancelled: return "receive cancelled";
+    }
+    return "unknown receive error";
+}
+
+/// A failed send: the reason and the value that was not sent, handed back to the caller.
+template <class T> struct send_error {
+    send_errc reason;
+    T value;
+};
+
+/// Thrown by `result::value()` and `result::error()` when the other alternative is held.
+/// Reaching it is a programming error: test the result first.
+class bad_result_access : public std::exception {
+  public:
+    const char* what() const noexcept override { return "cochan::result: bad access"; }
+};
+
+/// A value or an error, shaped like `std::expected<V, E>`.
+/// Thread safety: distinct objects: safe. Shared objects: unsafe.
+template <class V, class E> class [[nodiscard]] result {
+  public:
+    using value_type = V;
+    using error_type = E;
+
+    /// Holds a value.
+    template <class... Args>
+    explicit result(std::in_place_t, Args&&... args) noexcept(
+        std::is_nothrow_constructible_v<V, Args...>)
+        : data_(std::in_place_index<0>, std::forward<Args>(args)...) {}
+
+    /// Holds an error.
+    explicit result(std::in_place_index_t<1>, E error) noexcept(
+        std::is_nothrow_move_constructible_v<E>)
+        : data_(std::in_place_index<1>, std::move(error)) {}
+
+    bool has_value() const noexcept { return data_.index() == 0; }
+    explicit operator bool() const noexcept { return has_value(); }
+
+    V& operator*() & noexcept { return *std::get_if<0>(&data_); }
+    const V& operator*() const& noexcept { return *std::get_if<0>(&data_); }
+    V&& operator*() && noexcept { return std::move(*std::get_if<0>(&data_)); }
+    V* operator->() noexcept { return std::get_if<0>(&data_); }
+    const V* operator->() const noexcept { return std::get_if<0>(&data_); }
+
+    V& value() & { return checked<0>(data_); }
+    const V& value() const& { return checked<0>(data_); }
+    V&& value() && { return std::move(checked<0>(data_)); }
+
+    E& error() & { return checked<1>(data_); }
+    const E& error() const& { return checked<1>(data_); }
+    E&& error() && { return std::move(checked<1>(data_)); }
+
+  private:
+    template <std::size_t I, class D> static auto& checked(D& data) {
+        if (data.index() != I) throw bad_result_access{};
+        return *std::get_if<I>(&data);
+    }
+
+    std::variant<V, E> data_;
+};
+
+/// Success without a value, or an error.
+template <class E> class [[nodiscard]] result<void, E> {
+  public:
+    using value_type = void;
+    using error_type = E;
+
+    /// Success.
+    explicit result(std::in_place_t) noexcept {}
+    /// Holds an error.
+    explicit result(std::in_place_index_t<1>, E error) noexcept(
+        std::is_nothrow_move_constructible_v<E>)
+        : error_(std::move(error)) {}
+
+    bool has_value() const noexcept { return !error_.has_value(); }
+    explicit operator bool() const noexcept { return has_value(); }
+
+    void operator*() const noexcept {}
+    void value() const {
+        if (error_) throw bad_result_access{};
+    }
+
+    E& error() & { return checked(); }
+    const E& error() const& { return const_cast<result*>(this)->checked(); }
+    E&& error() && { return std::move(checked()); }
+
+  private:
+    E& checked() {
+        if (!error_) throw bad_result_access{};
+        return *error_;
+    }
+
+    std::optional<E> error_;
+};
+
+/// The result of a send: success, or the reason and the unsent value.
+template <class T> using send_result = result<void, send_error<T>>;
+/// The result of a receive: the value, or why there is none.
+template <class T> using recv_result = result<T, recv_errc>;
+
+} // namespace cochan
