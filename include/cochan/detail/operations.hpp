@@ -129,7 +129,7 @@ class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_ty
     template <class, class> friend class send_awaitable;
 
   public:
-    send_awaitable(Core* core, bool closed, T value, std::stop_token token, Resume resume = {})
+    send_awaitable(Core* core, bool closed, T&& value, std::stop_token token, Resume resume = {})
         : core_(core), value_(std::move(value)), token_(std::move(token)),
           resume_(std::move(resume)), closed_(closed) {}
     send_awaitable(const send_awaitable&) = delete;

@@ -1,0 +1,33 @@
+// An unbounded send never waits: it returns its result directly and is not awaitable.
+// expect: co_await|await_ready|no member|not awaitable|operator co_await
+#include <cochan/spmc.hpp>
+
+#include <coroutine>
+#include <exception>
+#include <utility>
+
+struct fire {
+    struct promise_type {
+        fire get_return_object() noexcept { return {}; }
+        std::suspend_never initial_suspend() noexcept { return {}; }
+        std::suspend_never final_suspend() noexcept { return {}; }
+        void return_void() noexcept {}
+        void unhandled_exception() noexcept { std::terminate(); }
+    };
+};
+
+fire produce(cochan::spmc::unbounded_sender<int>& tx) {
+#ifdef COCHAN_COMPILE_FAIL_CONTROL
+    auto r = tx.send(1);
+#else
+    auto r = co_await tx.send(1);
+#endif
+    (void)r;
+    co_return;
+}
+
+int main() {
+    auto [tx, rx] = cochan::spmc::unbounded<int>();
+    produce(tx);
+    (void)rx;
+}

@@ -1,0 +1,16 @@
+// The SPMC sender is move-only: there is one producer. Copying it must not compile.
+// expect: deleted
+#include <cochan/spmc.hpp>
+
+#include <utility>
+
+int main() {
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+#ifdef COCHAN_COMPILE_FAIL_CONTROL
+    auto tx2 = std::move(tx);
+#else
+    auto tx2 = tx;
+#endif
+    (void)tx2;
+    (void)rx;
+}

@@ -1,0 +1,102 @@
+// Deterministic executor for cochan's tests: posted coroutines sit in a FIFO
+// until the test explicitly runs them, so interleavings are fully scripted.
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+
+namespace cochan_test {
+
+// Thread-safe: post() may be called from any thread (a channel operation
+// completed elsewhere may post here); running is normally done by the test
+// thread. Not movable: posters keep a pointer to it.
+class manual_scheduler {
+  public:
+    // Copyable callable handed to the library, e.g. `.resume_on(s.executor())`.
+    // Thread-safe. Must not outlive its scheduler.
+    class poster {
+      public:
+        explicit poster(manual_scheduler& s) noexcept : scheduler_(&s) {}
+        void operator()(std::coroutine_handle<> h) const { scheduler_->post(h); }
+        friend bool operator==(const poster&, const poster&) = default;
+
+      private:
+        manual_scheduler* scheduler_;
+    };
+
+    // Awaiter that parks the current coroutine in this scheduler's queue.
+    // Not thread-safe (one per co_await).
+    class schedule_awaiter {
+      public:
+        explicit schedule_awaiter(manual_scheduler& s) noexcept : scheduler_(&s) {}
+        bool await_ready() const noexcept { return false; }
+        void await_suspend(std::coroutine_handle<> h) const { scheduler_->post(h); }
+        void await_resume() const noexcept {}
+
+      private:
+        manual_scheduler* scheduler_;
+    };
+
+    manual_scheduler() = default;
+    manual_scheduler(const manual_scheduler&) = delete;
+    manual_scheduler& operator=(const manual_scheduler&) = delete;
+
+    void post(std::coroutine_handle<> h) {
+        std::lock_guard lock(mutex_);
+        queue_.push_back(h);
+        ++posted_total_;
+    }
+
+    // Resumes the oldest pending handle. It is popped before resuming so the
+    // coroutine may post itself (or others) again while it runs.
+    bool run_one() {
+        std::coroutine_handle<> h;
+        {
+            std::lock_guard lock(mutex_);
+            if (queue_.empty()) return false;
+            h = queue_.front();
+            queue_.pop_front();
+        }
+        h.resume(); // outside the lock: the coroutine may call post()
+        return true;
+    }
+
+    // Runs until the queue is empty, including work posted meanwhile.
+    std::size_t run_all() {
+        std::size_t n = 0;
+        while (run_one()) ++n;
+        return n;
+    }
+
+    std::size_t pending() const {
+        std::lock_guard lock(mutex_);
+        return queue_.size();
+    }
+
+    // Every post() ever made, for asserting "exactly one wake-up".
+    std::size_t posted_total() const {
+        std::lock_guard lock(mutex_);
+        return posted_total_;
+    }
+
+    // Forgets pending handles without resuming them. The frames are not
+    // destroyed here; the test does that through the owning task objects.
+    void discard_all() {
+        std::lock_guard lock(mutex_);
+        queue_.clear();
+    }
+
+    poster executor() noexcept { return poster(*this); }
+
+    // `co_await sched.schedule();` moves the coroutine onto this scheduler.
+    schedule_awaiter schedule() noexcept { return schedule_awaiter(*this); }
+
+  private:
+    mutable std::mutex mutex_;
+    std::deque<std::coroutine_handle<>> queue_;
+    std::size_t posted_total_ = 0;
+};
+
+} // namespace cochan_test
