@@ -132,7 +132,9 @@ TEST_CASE("resume_on resumes through the given invocable, not inline", "[resumpt
 
 TEST_CASE("by default a woken receiver resumes inline on the completing thread",
           "[resumption]") {
-    auto [tx, rx] = cochan::spmc::bounded<int>(4);
+    auto channel = cochan::spmc::bounded<int>(4);
+    auto& tx = channel.first; // not a structured binding: clang 14 lambdas cannot capture those
+    auto& rx = channel.second;
     std::thread::id resumed_on;
     auto t = [](auto& rx, std::thread::id& where) -> task<int> {
         auto r = co_await rx.recv();
