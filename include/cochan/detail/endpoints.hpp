@@ -17,6 +17,12 @@ struct adopt_t {
     explicit adopt_t() = default;
 };
 
+/// Lets adapters (`cochan/asio.hpp`) reach an endpoint's queue. Not part of the public API.
+struct core_access {
+    template <class Endpoint> static auto* core(const Endpoint& e) noexcept { return e.core(); }
+    template <class Endpoint> static bool closed(const Endpoint& e) noexcept { return e.closed_; }
+};
+
 /// A counted reference to the queue held by a sender, with its connection state.
 /// Copying is defined only for MPMC (see `sender_ref`).
 template <class Core> class sender_ref_base {
@@ -159,6 +165,22 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
         return send_now(v);
     }
 
+    /// `blocking_send(v)`: as `co_await send(v)` (optionally with a stop token), but blocks the
+    /// calling thread while the channel is full. Threads and coroutines may wait on the same
+    /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
+    /// transition that completes its send (no polling). Do not call it from a coroutine that
+    /// runs on a thread the channel's receivers need in order to make progress.
+    send_result<value_type> blocking_send(value_type v, std::stop_token token = {})
+        requires(bounded && !multi)
+    {
+        return blocking(std::move(v), std::move(token));
+    }
+    send_result<value_type> blocking_send(value_type v, std::stop_token token = {}) const
+        requires(bounded && multi)
+    {
+        return blocking(std::move(v), std::move(token));
+    }
+
     // ---- unbounded: synchronous send ----------------------------------------------------------
 
     /// Enqueues `v` at once (never waits): success, or `disconnected` with `v` back. A waiting
@@ -172,6 +194,19 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
         return send_now(v);
     }
     send_result<value_type> send(value_type v) const
+        requires(!bounded && multi)
+    {
+        return send_now(v);
+    }
+
+    /// `blocking_send(v)` on an unbounded channel is `send(v)`: it never waits. Provided so code
+    /// written for the blocking API works with every channel kind.
+    send_result<value_type> blocking_send(value_type v)
+        requires(!bounded && !multi)
+    {
+        return send_now(v);
+    }
+    send_result<value_type> blocking_send(value_type v) const
         requires(!bounded && multi)
     {
         return send_now(v);
@@ -201,6 +236,8 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     }
 
   private:
+    friend struct core_access;
+
     const basic_sender* check() const noexcept {
         COCHAN_ASSERT(this->core_ != nullptr, "use of a moved-from cochan sender");
         return this;
@@ -209,6 +246,13 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
 
     send_awaitable<Core> make_send(value_type&& v, std::stop_token token) const {
         return send_awaitable<Core>(core(), this->closed_, std::move(v), std::move(token));
+    }
+
+    send_result<value_type> blocking(value_type&& v, std::stop_token token) const {
+        return run_blocking([&](resume_signal resume) {
+            return send_awaitable<Core, resume_signal>(core(), this->closed_, std::move(v),
+                                                       std::move(token), resume);
+        });
     }
 
     send_result<value_type> send_now(value_type& v) const {
@@ -279,6 +323,16 @@ template <class Core> class basic_receiver {
         return recv_awaitable<Core>(core(), std::move(token));
     }
 
+    /// `blocking_recv()`: as `co_await recv()` (optionally with a stop token), but blocks the
+    /// calling thread while nothing is buffered. Threads and coroutines may wait on the same
+    /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
+    /// transition that completes its receive (no polling).
+    recv_result<value_type> blocking_recv(std::stop_token token = {}) const {
+        return run_blocking([&](resume_signal resume) {
+            return recv_awaitable<Core, resume_signal>(core(), std::move(token), resume);
+        });
+    }
+
     /// The oldest buffered value without waiting, or `empty` (a sender remains) or
     /// `disconnected` (none remains and the buffer is drained). Never takes a value granted to
     /// a waiting receiver. Exception safety: strong.
@@ -297,6 +351,8 @@ template <class Core> class basic_receiver {
     }
 
   private:
+    friend struct core_access;
+
     Core* core() const noexcept {
         COCHAN_ASSERT(core_ != nullptr, "use of a moved-from cochan receiver");
         return core_;

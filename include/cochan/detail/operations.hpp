@@ -6,9 +6,11 @@
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/result.hpp>
 
+#include <condition_variable>
 #include <coroutine>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <type_traits>
@@ -31,7 +33,53 @@ template <class Post> struct resume_via {
     }
 };
 
-template <class Post> using resume_via_t = resume_via<std::decay_t<Post>>;
+/// The poster `resume_on(target)` uses: the target itself, or what `poster_traits` makes of it.
+template <resume_target P> auto make_poster(P&& target) {
+    if constexpr (coroutine_poster<P>) {
+        return std::decay_t<P>(std::forward<P>(target));
+    } else {
+        return poster_traits<std::decay_t<P>>::make(std::forward<P>(target));
+    }
+}
+
+template <class P> using resume_via_t = resume_via<decltype(make_poster(std::declval<P>()))>;
+
+/// Wakes a thread blocked in `blocking_recv` / `blocking_send`. The flag is set and the
+/// condition variable notified while holding the mutex, so the blocked thread cannot return
+/// (and destroy this object, which lives on its stack) before the notifier is done with it.
+/// Thread-safe.
+class blocking_signal {
+  public:
+    void signal() noexcept {
+        std::lock_guard lock(mutex_);
+        done_ = true;
+        cv_.notify_one();
+    }
+    void wait() noexcept {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return done_; });
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false; // guarded by mutex_
+};
+
+/// Resumption policy of the blocking calls: the "coroutine" is a blocked thread.
+struct resume_signal {
+    blocking_signal* signal_;
+    void operator()(waiter_base*) noexcept { signal_->signal(); }
+};
+
+/// Runs an awaitable to completion on the calling thread, blocking it while the operation
+/// waits. `make(resume_signal)` builds the awaitable with that resumption policy.
+template <class Make> auto run_blocking(Make make) {
+    blocking_signal signal;
+    auto op = make(resume_signal{&signal}); // destroyed before `signal`
+    if (op.await_suspend(std::noop_coroutine())) signal.wait();
+    return op.await_resume();
+}
 
 /// `co_await rx.recv()`. Holds the waiter node, so it is awaited in place: neither copyable nor
 /// movable. Thread safety: one awaitable is awaited by one coroutine.
@@ -59,10 +107,13 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
 
     /// The same receive, but the woken coroutine is resumed by `post(handle)` instead of
     /// inline on the completing thread. Call before awaiting.
-    template <coroutine_poster Post>
+    /// `post` is an invocable taking `std::coroutine_handle<>` (a thread pool's enqueue, an
+    /// event loop's post), or an executor that `poster_traits` adapts (`cochan/asio.hpp`: any
+    /// Asio executor).
+    template <resume_target Post>
     recv_awaitable<Core, resume_via_t<Post>> resume_on(Post&& post) && {
         finished_ = true; // this one is never awaited: its destructor has nothing to undo
-        return {core_, std::move(token_), resume_via_t<Post>{std::forward<Post>(post)}};
+        return {core_, std::move(token_), resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
     bool await_ready() const noexcept { return false; }
@@ -144,11 +195,12 @@ class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_ty
 
     /// The same send, but the woken coroutine is resumed by `post(handle)` instead of inline on
     /// the completing thread. Call before awaiting.
-    template <coroutine_poster Post>
+    /// `post`: as for `recv_awaitable::resume_on`.
+    template <resume_target Post>
     send_awaitable<Core, resume_via_t<Post>> resume_on(Post&& post) && {
         finished_ = true;
         return {core_, closed_, std::move(value_), std::move(token_),
-                resume_via_t<Post>{std::forward<Post>(post)}};
+                resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
     bool await_ready() const noexcept { return false; }

@@ -1,0 +1,294 @@
+// The Asio adapter on a real io_context: completion-token operations, per-operation
+// cancellation, lossless races against a timer, resume_on(executor), allocator and executor
+// association.
+#include <cochan/asio.hpp>
+
+#include "support/task.hpp"
+
+#include <asio/bind_allocator.hpp>
+#include <asio/bind_cancellation_slot.hpp>
+#include <asio/bind_executor.hpp>
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/strand.hpp>
+#include <asio/use_awaitable.hpp>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <thread>
+#include <variant>
+#include <vector>
+
+using namespace std::chrono_literals;
+using cochan::asio::async_recv;
+using cochan::asio::async_send;
+
+namespace {
+
+template <class Rx>
+asio::awaitable<void> consume(Rx rx, std::vector<std::uint64_t>& got) {
+    for (;;) {
+        auto r = co_await async_recv(rx, asio::use_awaitable);
+        if (!r) co_return;
+        got.push_back(*r);
+    }
+}
+
+template <class Tx> asio::awaitable<void> produce(Tx tx, std::uint64_t n, int& failures) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+        auto r = co_await async_send(tx, i, asio::use_awaitable);
+        if (!r) ++failures;
+    }
+    tx.close();
+}
+
+void check_exactly_once(const std::vector<std::vector<std::uint64_t>>& got, std::uint64_t n) {
+    std::vector<std::uint64_t> all;
+    for (const auto& seq : got) {
+        REQUIRE(std::is_sorted(seq.begin(), seq.end()));
+        REQUIRE(std::adjacent_find(seq.begin(), seq.end()) == seq.end());
+        all.insert(all.end(), seq.begin(), seq.end());
+    }
+    std::sort(all.begin(), all.end());
+    REQUIRE(all.size() == n);
+    for (std::uint64_t i = 0; i < n; ++i) REQUIRE(all[i] == i);
+}
+
+void run_1p8c(unsigned threads, std::size_t capacity) {
+    constexpr std::uint64_t n = 4096;
+    asio::io_context io;
+    auto [tx, rx] = cochan::spmc::bounded<std::uint64_t>(capacity);
+    std::vector<std::vector<std::uint64_t>> got(8);
+    int failures = 0;
+    for (auto& g : got) asio::co_spawn(io, consume(rx, g), asio::detached);
+    asio::co_spawn(io, produce(std::move(tx), n, failures), asio::detached);
+    { auto drop = std::move(rx); }
+    std::vector<std::thread> extra;
+    for (unsigned i = 1; i < threads; ++i) extra.emplace_back([&] { io.run(); });
+    io.run();
+    for (auto& t : extra) t.join();
+    CHECK(failures == 0);
+    check_exactly_once(got, n);
+}
+
+} // namespace
+
+TEST_CASE("asio: 1P/8C awaitables on one io_context thread deliver exactly once", "[asio]") {
+    run_1p8c(1, 1);
+    run_1p8c(1, 64);
+}
+
+TEST_CASE("asio: 1P/8C awaitables on two io_context threads deliver exactly once", "[asio]") {
+    run_1p8c(2, 1);
+    run_1p8c(2, 64);
+}
+
+// Handlers here are bound to the io_context's executor: an unbound handler completes on
+// asio::system_executor, as asio::post would.
+TEST_CASE("asio: completion is posted to the handler's executor, never inline", "[asio]") {
+    asio::io_context io;
+    auto strand = asio::make_strand(io);
+    auto [tx, rx] = cochan::mpmc::bounded<int>(4);
+    REQUIRE(tx.try_send(1));
+    bool called = false, on_strand = false;
+    async_recv(rx, asio::bind_executor(strand, [&](cochan::recv_result<int> r) {
+                   called = true;
+                   on_strand = strand.running_in_this_thread();
+                   CHECK(*r == 1);
+               }));
+    CHECK_FALSE(called); // a value was available, but the handler is not run inside the call
+    io.run();
+    CHECK(called);
+    CHECK(on_strand);
+}
+
+TEST_CASE("asio: a waiting operation keeps the io_context running", "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::spmc::unbounded<int>();
+    std::optional<int> got;
+    async_recv(rx, asio::bind_executor(io, [&](cochan::recv_result<int> r) { got = *r; }));
+    std::thread sender([&, tx = std::move(tx)]() mutable {
+        std::this_thread::sleep_for(20ms); // run() must still be waiting when this sends
+        (void)tx.send(5);
+    });
+    io.run(); // returns only after the receive completed
+    sender.join();
+    REQUIRE(got);
+    CHECK(*got == 5);
+}
+
+TEST_CASE("asio: the handler's cancellation slot cancels a waiting receive", "[asio]") {
+    for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
+                      asio::cancellation_type::total}) {
+        asio::io_context io;
+        auto [tx, rx] = cochan::spmc::bounded<int>(2);
+        asio::cancellation_signal signal;
+        std::optional<cochan::recv_result<int>> first, second;
+        async_recv(rx, asio::bind_cancellation_slot(
+                           signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
+                               first.emplace(std::move(r));
+                           })));
+        async_recv(rx, asio::bind_executor(
+                           io, [&](cochan::recv_result<int> r) { second.emplace(std::move(r)); }));
+        io.poll();
+        signal.emit(type);
+        REQUIRE(tx.try_send(7)); // goes to the second receive: the first was unlinked
+        io.run();
+        REQUIRE(first);
+        CHECK(first->error() == cochan::recv_errc::cancelled);
+        REQUIRE(second);
+        CHECK(**second == 7);
+    }
+}
+
+TEST_CASE("asio: cancelling a receive granted but not yet delivered hands the value back",
+          "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    asio::cancellation_signal signal;
+    std::optional<cochan::recv_result<int>> got;
+    async_recv(rx, asio::bind_cancellation_slot(
+                       signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
+                           got.emplace(std::move(r));
+                       })));
+    REQUIRE(tx.try_send(3)); // granted; the completion is posted, not yet run
+    signal.emit(asio::cancellation_type::terminal);
+    io.run();
+    REQUIRE(got);
+    CHECK(got->error() == cochan::recv_errc::cancelled);
+    CHECK(*rx.try_recv() == 3); // nothing lost: the value went back to the channel
+}
+
+TEST_CASE("asio: cancelling a waiting send returns its value; a granted send completes",
+          "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::mpmc::bounded<int>(1);
+    REQUIRE(tx.try_send(0));
+    asio::cancellation_signal s1, s2;
+    std::optional<cochan::send_result<int>> a, b;
+    async_send(tx, 1,
+               asio::bind_cancellation_slot(
+                   s1.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                       a.emplace(std::move(r));
+                   })));
+    async_send(tx, 2,
+               asio::bind_cancellation_slot(
+                   s2.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                       b.emplace(std::move(r));
+                   })));
+    s1.emit(asio::cancellation_type::terminal); // still waiting: cancelled, value back
+    CHECK(*rx.try_recv() == 0);                 // frees the slot: granted to the second send
+    s2.emit(asio::cancellation_type::terminal); // too late: its value is in the channel
+    io.run();
+    REQUIRE(a);
+    REQUIRE_FALSE(*a);
+    CHECK(a->error().reason == cochan::send_errc::cancelled);
+    CHECK(a->error().value == 1);
+    REQUIRE(b);
+    CHECK(b->has_value());
+    CHECK(*rx.try_recv() == 2);
+}
+
+TEST_CASE("asio: racing async_recv against a timer with || loses no value", "[asio]") {
+    using namespace asio::experimental::awaitable_operators;
+    constexpr int n = 2000;
+    asio::io_context io;
+    auto [tx, rx] = cochan::spmc::unbounded<int>();
+    std::vector<int> received;
+    int timeouts = 0;
+    auto consumer = [&]() -> asio::awaitable<void> {
+        asio::steady_timer timer(io);
+        std::mt19937 rng(7);
+        for (;;) {
+            timer.expires_after(std::chrono::microseconds(rng() % 40));
+            auto result = co_await (async_recv(rx, asio::use_awaitable) ||
+                                    timer.async_wait(asio::use_awaitable));
+            if (result.index() == 1) {
+                ++timeouts;
+                continue;
+            }
+            auto& r = std::get<0>(result);
+            if (!r) {
+                if (r.error() == cochan::recv_errc::disconnected) co_return;
+                continue; // cancelled: the timer won after the grant; the value went back
+            }
+            received.push_back(*r);
+        }
+    };
+    auto producer = [&, tx = std::move(tx)]() mutable -> asio::awaitable<void> {
+        asio::steady_timer timer(io);
+        std::mt19937 rng(11);
+        for (int i = 0; i < n; ++i) {
+            (void)tx.send(i);
+            timer.expires_after(std::chrono::microseconds(rng() % 40));
+            co_await timer.async_wait(asio::use_awaitable);
+        }
+        tx.close();
+    };
+    asio::co_spawn(io, consumer(), asio::detached);
+    asio::co_spawn(io, producer(), asio::detached);
+    io.run();
+    CHECK(timeouts > 0); // the race was really run
+    REQUIRE(received.size() == static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) REQUIRE(received[static_cast<std::size_t>(i)] == i);
+}
+
+TEST_CASE("asio: resume_on accepts an Asio executor", "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    std::thread::id resumed_on;
+    auto t = [](auto& rx, asio::io_context& io, std::thread::id& where) -> cochan_test::task<int> {
+        auto r = co_await rx.recv().resume_on(io.get_executor());
+        where = std::this_thread::get_id();
+        co_return *r;
+    }(rx, io, resumed_on);
+    REQUIRE(tx.try_send(4));
+    CHECK_FALSE(t.done()); // posted to the io_context, not resumed inline
+    std::thread runner([&] { io.run(); });
+    const auto runner_id = runner.get_id();
+    runner.join();
+    REQUIRE(t.done());
+    CHECK(t.result() == 4);
+    CHECK(resumed_on == runner_id);
+}
+
+namespace {
+std::atomic<int> allocations{0}, deallocations{0};
+template <class T> struct counting_allocator {
+    using value_type = T;
+    counting_allocator() = default;
+    template <class U> counting_allocator(const counting_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) {
+        ++allocations;
+        return std::allocator<T>().allocate(n);
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        ++deallocations;
+        std::allocator<T>().deallocate(p, n);
+    }
+    friend bool operator==(const counting_allocator&, const counting_allocator&) = default;
+};
+} // namespace
+
+TEST_CASE("asio: operation state comes from the handler's associated allocator", "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    allocations = deallocations = 0;
+    bool done = false;
+    async_recv(rx, asio::bind_allocator(
+                       counting_allocator<int>(),
+                       asio::bind_executor(io, [&](cochan::recv_result<int> r) { done = r.has_value(); })));
+    CHECK(allocations == 1);
+    REQUIRE(tx.try_send(1));
+    io.run();
+    CHECK(done);
+    CHECK(deallocations == 1);
+}
