@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Every check CI runs, each stage in its own build dir under build/check/.
+# Usage: scripts/check.sh [release|asan|tsan|clang]   (no argument: all four, in that order)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+only=${1:-all}
+case $only in
+    all|release|asan|tsan|clang) ;;
+    *) echo "usage: $0 [release|asan|tsan|clang]" >&2; exit 2 ;;
+esac
+export DEBIAN_FRONTEND=noninteractive
+
+# Installed only when missing, so a warm machine starts building at once. The last four are
+# for the benchmarks and the Asio integration.
+packages=(build-essential cmake ninja-build clang libclang-rt-14-dev catch2 git
+          libbenchmark-dev libasio-dev libboost-fiber-dev libconcurrentqueue-dev)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    sudo=(); if (($(id -u) != 0)); then sudo=(sudo); fi
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# stage <name> <compiler> <build type> <ctest -j> [cmake args...]
+# Sanitizer options are set for the whole stage, build included: catch_discover_tests runs
+# the test binary right after linking it.
+summary=()
+current=""
+stage() {
+    local name=$1 cxx=$2 type=$3 jobs=$4; shift 4
+    local dir=build/check/$name start=$SECONDS
+    current=$name
+    echo "=== $name: $cxx $type $*"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE="$type" "$@"
+    cmake --build "$dir" -j2
+    # --timeout: a deadlocked channel fails its test instead of hanging CI.
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 300
+    summary+=("$name: passed in $((SECONDS - start))s")
+}
+
+finish() {
+    local rc=$? failed=0 line
+    echo
+    for line in "${summary[@]}"; do echo "$line"; done
+    if ((rc != 0)) && [[ -n $current ]]; then echo "$current: FAILED"; failed=1; fi
+    echo "stages: ${#summary[@]} passed, $failed failed"
+    exit "$rc"
+}
+trap finish EXIT
+
+stage_release() { stage release g++ Release 2 -DCOCHAN_TEST_CONSUMERS=ON; }
+stage_asan() {
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        stage asan g++ Debug 2 -DCOCHAN_SANITIZE=address,undefined
+}
+# clang with g++'s libstdc++ (Debian's default). -j1: TSan slows code 5-15x and the stress
+# tests are bounded in time, so a second test on the other core would starve them.
+stage_tsan() {
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+        stage tsan clang++ RelWithDebInfo 1 -DCOCHAN_SANITIZE=thread -DCOCHAN_STRESS_TESTS=ON
+}
+stage_clang() { stage clang clang++ Release 2; }
+
+if [[ $only == all ]]; then
+    stage_release; stage_asan; stage_tsan; stage_clang
+else
+    "stage_$only"
+fi
+current=""
