@@ -1,0 +1,30 @@
+# cmake -DREADME=<README.md> -DEXAMPLES=<examples dir> -P check_readme_snippets.cmake
+# Every region between `// [readme-begin]` and `// [readme-end]` in an example must appear in
+# the README verbatim, so the README's code is the code CI compiles and runs.
+file(READ ${README} readme)
+file(GLOB sources ${EXAMPLES}/*.cpp)
+set(checked 0)
+foreach(source IN LISTS sources)
+    file(READ ${source} text)
+    string(FIND "${text}" "// [readme-begin]\n" begin)
+    if(begin EQUAL -1)
+        continue()
+    endif()
+    string(FIND "${text}" "// [readme-end]" end)
+    if(end LESS begin)
+        message(FATAL_ERROR "${source}: [readme-begin] without [readme-end]")
+    endif()
+    math(EXPR begin "${begin} + 18") # past the marker line
+    math(EXPR length "${end} - ${begin}")
+    string(SUBSTRING "${text}" ${begin} ${length} snippet)
+    string(FIND "${readme}" "${snippet}" found)
+    if(found EQUAL -1)
+        message(FATAL_ERROR "README.md does not contain the [readme] region of ${source} "
+                            "verbatim; copy it again:\n${snippet}")
+    endif()
+    math(EXPR checked "${checked} + 1")
+endforeach()
+if(checked EQUAL 0)
+    message(FATAL_ERROR "no example has a [readme-begin] region")
+endif()
+message(STATUS "README snippets match their ${checked} example(s)")
