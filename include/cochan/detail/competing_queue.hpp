@@ -2,13 +2,14 @@
 #pragma once
 
 #include <cochan/detail/config.hpp>
+#include <cochan/detail/lock.hpp>
 #include <cochan/detail/waiter.hpp>
 #include <cochan/result.hpp>
 
 #include <atomic>
 #include <cstddef>
 #include <exception>
-#include <mutex>
+#include <mutex> // std::lock_guard, std::unique_lock
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -44,8 +45,10 @@ template <class T> struct send_waiter : waiter_base {
 ///
 /// State, all guarded by `mutex_` unless said otherwise:
 /// - `storage_`: buffered values (a `ring` or a `segmented_queue`).
-/// - `outstanding_` (bounded only): values granted to waiting receivers that have not yet taken
-///   them. They count against the capacity: `storage_.size() + outstanding_ <= capacity_`.
+/// - outstanding grants (bounded only): values granted to waiting receivers that have not yet
+///   taken them, `granted_ - released_`. They count against the capacity:
+///   `storage_.size() + outstanding <= capacity_`. `granted_` is guarded by the lock;
+///   `released_` is incremented by receivers without it (see release_grant()).
 /// - `recv_waiters_`: receivers waiting for a value. Invariant: non-empty only while
 ///   `storage_` is empty (a value arriving while a receiver waits is granted to it at once).
 /// - `send_waiters_` (bounded only ever holds any): senders waiting for a slot. Invariant:
@@ -172,9 +175,17 @@ template <class T, class Storage, class Producers> class competing_queue {
         } else {
             w.state_ = wait_state::waiting;
             send_waiters_.push_back(&w);
-            w.holds_producer_ = true;
-            producer.keep();
-            return true;
+            if constexpr (bounded) {
+                // Dekker with release_grant(), which frees a slot without the lock: either it
+                // sees this flag and admits us under the lock, or we see its release here.
+                send_waiting_.store(true, std::memory_order_seq_cst);
+                if (slot_free()) admit_sender(batch, &w);
+            }
+            if (w.state_ == wait_state::waiting) {
+                w.holds_producer_ = true;
+                producer.keep();
+                return true;
+            }
         }
         return false;
     }
@@ -190,20 +201,27 @@ template <class T, class Storage, class Producers> class competing_queue {
             return recv_result<T>(std::in_place_index<1>,
                                   senders_ == 0 ? recv_errc::disconnected : recv_errc::empty);
         }
-        // Pops the moved-from head once the result is built, still under the lock; if building
-        // it threw, the value stays at the head.
-        struct pop_on_success {
-            competing_queue& q;
-            completion_batch& batch;
-            int exceptions = std::uncaught_exceptions();
-            ~pop_on_success() {
-                if (std::uncaught_exceptions() == exceptions) {
-                    q.storage_.pop_front();
-                    if constexpr (bounded) q.admit_sender(batch);
+        if constexpr (std::is_nothrow_move_constructible_v<T>) {
+            recv_result<T> r(std::in_place, std::move(storage_.front()));
+            storage_.pop_front();
+            if constexpr (bounded) admit_sender(batch);
+            return r;
+        } else {
+            // Pops the moved-from head once the result is built, still under the lock; if
+            // building it threw, the value stays at the head.
+            struct pop_on_success {
+                competing_queue& q;
+                completion_batch& batch;
+                int exceptions = std::uncaught_exceptions();
+                ~pop_on_success() {
+                    if (std::uncaught_exceptions() == exceptions) {
+                        q.storage_.pop_front();
+                        if constexpr (bounded) q.admit_sender(batch);
+                    }
                 }
-            }
-        } pop{*this, batch};
-        return recv_result<T>(std::in_place, std::move(storage_.front()));
+            } pop{*this, batch};
+            return recv_result<T>(std::in_place, std::move(storage_.front()));
+        }
     }
 
     /// The first step of a waiting receive: completes it now, or links `w` and returns true.
@@ -228,25 +246,28 @@ template <class T, class Storage, class Producers> class competing_queue {
         return false;
     }
 
-    /// A granted receiver took its value: the slot its grant held frees (bounded only).
+    /// A granted receiver took its value: the slot its grant held frees (bounded only). Takes
+    /// the lock only when a sender may be waiting for that slot.
     void release_grant() noexcept {
+        // seq_cst, both: Dekker with send_or_wait() (flag store, then slot_free() load).
+        released_.fetch_add(1, std::memory_order_seq_cst);
+        if (!send_waiting_.load(std::memory_order_seq_cst)) return;
         completion_batch batch;
         std::unique_lock lock(mutex_);
-        --outstanding_;
         admit_sender(batch);
     }
 
     /// A receiver that holds a value it will not return to its caller (its coroutine was
     /// destroyed after the grant, or moving the value out to the caller threw) gives it back:
     /// to the next receiver waiter, else to the head of the buffer. A grant is never stranded.
-    /// `was_grant`: the value was granted and holds one of the `outstanding_` slots. A value the
+    /// `was_grant`: the value was granted and holds one of the outstanding grants' slots. A value the
     /// receiver popped itself gave its slot up already; it goes back only if a slot is free,
     /// and is destroyed otherwise (docs/design.md, exception safety).
     void hand_back(std::optional<T>& slot, bool was_grant) noexcept {
         completion_batch batch;
         std::unique_lock lock(mutex_);
         if constexpr (bounded) {
-            if (was_grant) --outstanding_;
+            if (was_grant) --granted_;
         }
         try {
             if (receivers_ != 0 && slot_free()) {
@@ -278,22 +299,27 @@ template <class T, class Storage, class Producers> class competing_queue {
 
     /// Clears the SPMC busy flag set by a send that waited (see send_or_wait).
     void leave_producer() noexcept {
+#ifndef NDEBUG
         if constexpr (!multi_producer) producer_busy_.store(false, std::memory_order_relaxed);
+#endif
     }
 
   private:
     ~competing_queue() = default;
 
     /// Marks a send on the SPMC sender busy for its duration; two overlapping sends assert in
-    /// debug builds. relaxed suffices: the flag only detects misuse, it orders nothing.
+    /// debug builds (release builds skip the check and its atomic operation). relaxed
+    /// suffices: the flag only detects misuse, it orders nothing.
     class producer_scope {
       public:
-        explicit producer_scope(competing_queue& q) noexcept : q_(&q) {
+        explicit producer_scope([[maybe_unused]] competing_queue& q) noexcept {
+#ifndef NDEBUG
             if constexpr (!multi_producer) {
-                [[maybe_unused]] const bool busy =
-                    q.producer_busy_.exchange(true, std::memory_order_relaxed);
+                q_ = &q;
+                const bool busy = q.producer_busy_.exchange(true, std::memory_order_relaxed);
                 COCHAN_ASSERT(!busy, "two sends overlap on one SPMC sender");
             }
+#endif
         }
         producer_scope(const producer_scope&) = delete;
         producer_scope& operator=(const producer_scope&) = delete;
@@ -303,12 +329,14 @@ template <class T, class Storage, class Producers> class competing_queue {
         void keep() noexcept { q_ = nullptr; }
 
       private:
-        competing_queue* q_;
+        competing_queue* q_ = nullptr; // set only when the debug check is on
     };
 
     bool slot_free() const noexcept {
         if constexpr (bounded) {
-            return storage_.size() + outstanding_ < capacity_;
+            // Outstanding grants: made under the lock, released by their receivers outside it.
+            const std::size_t outstanding = granted_ - released_.load(std::memory_order_seq_cst);
+            return storage_.size() + outstanding < capacity_;
         } else {
             return true;
         }
@@ -320,7 +348,7 @@ template <class T, class Storage, class Producers> class competing_queue {
         auto* r = static_cast<recv_waiter<T>*>(recv_waiters_.front());
         r->slot_.emplace(std::move(v));
         recv_waiters_.pop_front();
-        if constexpr (bounded) ++outstanding_;
+        if constexpr (bounded) ++granted_;
         batch.complete(r, outcome::granted);
     }
 
@@ -354,16 +382,29 @@ template <class T, class Storage, class Producers> class competing_queue {
     /// A slot is free: the oldest waiting sender's value moves in and that sender completes.
     /// If its move throws, the sender completes with the exception (its caller sees it) and
     /// the operation that freed the slot is unaffected.
-    void admit_sender(completion_batch& batch) noexcept {
+    /// `self`: the sender calling this from send_or_wait(); it completes without a notification
+    /// (it has not suspended yet).
+    void admit_sender(completion_batch& batch, waiter_base* self = nullptr) noexcept {
         while (!send_waiters_.empty() && slot_free()) {
             auto* s = static_cast<send_waiter<T>*>(send_waiters_.pop_front());
+            outcome o = outcome::ok;
             try {
                 deliver(*s->offered_, batch);
-                batch.complete(s, outcome::ok);
             } catch (...) {
                 s->error_ = std::current_exception();
-                batch.complete(s, outcome::failed);
+                o = outcome::failed;
             }
+            if (s == self) {
+                s->state_ = wait_state::done;
+                s->outcome_ = o;
+            } else {
+                batch.complete(s, o);
+            }
+        }
+        // A stale `true` (left by a cancelled or disconnected sender) only costs the next
+        // release_grant() one lock; `false` is stored only when nobody waits.
+        if (send_waiters_.empty() && send_waiting_.load(std::memory_order_relaxed)) {
+            send_waiting_.store(false, std::memory_order_relaxed);
         }
     }
 
@@ -389,9 +430,11 @@ template <class T, class Storage, class Producers> class competing_queue {
         }
     }
 
-    std::mutex mutex_;
+    channel_lock mutex_;
     Storage storage_;                                // guarded by mutex_
-    std::size_t outstanding_ = 0;                    // guarded by mutex_ (bounded only)
+    std::size_t granted_ = 0;                        // guarded by mutex_ (bounded only)
+    std::atomic<std::size_t> released_{0};           // grants taken; see release_grant()
+    std::atomic<bool> send_waiting_{false};          // a sender may wait; see release_grant()
     const std::size_t capacity_;                     // immutable
     waiter_list recv_waiters_;                       // guarded by mutex_
     typename Producers::send_waiters send_waiters_;  // guarded by mutex_

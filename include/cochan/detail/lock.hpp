@@ -1,0 +1,69 @@
+// cochan: the short lock that guards a channel's state.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace cochan::detail {
+
+/// A mutex for critical sections of a few dozen instructions: one compare-and-swap to take it
+/// uncontended, a bounded spin when it is held, then sleep through `std::atomic::wait` (a futex
+/// on Linux), so a preempted holder never burns a core for long.
+///
+/// State machine of `state_` (the only field):
+///   0 unlocked
+///   1 locked, nobody sleeping
+///   2 locked, a thread may be sleeping on it (unlock must notify)
+/// lock(): 0 -> 1 by CAS (acquire); after spinning, `exchange(2)` (acquire) until it returns 0,
+///         waiting on the value 2 in between.
+/// unlock(): exchange(0) (release; synchronises with the acquire of the next lock()); notifies
+///           one sleeper if the old value was 2.
+/// The notification after releasing touches no memory in user space (it is a futex wake on the
+/// address), so a channel freed by the next owner as soon as it is released is not accessed.
+/// Thread-safe.
+class channel_lock {
+  public:
+    void lock() noexcept {
+        std::uint32_t expected = 0;
+        if (state_.compare_exchange_weak(expected, 1, std::memory_order_acquire,
+                                         std::memory_order_relaxed)) {
+            return;
+        }
+        lock_slow();
+    }
+
+    void unlock() noexcept {
+        if (state_.exchange(0, std::memory_order_release) == 2) state_.notify_one();
+    }
+
+  private:
+    static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        _mm_pause();
+#endif
+    }
+
+    void lock_slow() noexcept {
+        for (int spin = 0; spin < 64; ++spin) {
+            pause();
+            std::uint32_t expected = 0;
+            if (state_.load(std::memory_order_relaxed) == 0 &&
+                state_.compare_exchange_weak(expected, 1, std::memory_order_acquire,
+                                             std::memory_order_relaxed)) {
+                return;
+            }
+        }
+        // Marking 2 before sleeping makes the holder's unlock() wake us.
+        while (state_.exchange(2, std::memory_order_acquire) != 0) {
+            state_.wait(2, std::memory_order_relaxed);
+        }
+    }
+
+    std::atomic<std::uint32_t> state_{0};
+};
+
+} // namespace cochan::detail
