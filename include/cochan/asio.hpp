@@ -154,6 +154,7 @@ class recv_op final : public cochan::detail::recv_waiter<typename Core::value_ty
 
     static void start(Core* core, Handler&& h) {
         recv_op* op = memory::create(h, core, std::move(h));
+        core->retain(); // the queue outlives the operation even if `rx` does not
         op->notify_ = &notify;
         op->connect_cancellation();
         bool linked;
@@ -162,6 +163,7 @@ class recv_op final : public cochan::detail::recv_waiter<typename Core::value_ty
         } catch (...) {
             op->disconnect_cancellation();
             memory::destroy(op);
+            core->release();
             throw;
         }
         if (!linked) op->post_completion(); // never complete inside the initiating function
@@ -191,8 +193,10 @@ class recv_op final : public cochan::detail::recv_waiter<typename Core::value_ty
             try {
                 r.emplace(std::in_place, std::move(*this->slot_));
             } catch (...) { // T's move threw: the value goes back, the exception propagates
-                core_->hand_back(this->slot_, this->outcome_ == outcome::granted);
+                Core* core = core_;
+                core->hand_back(this->slot_, this->outcome_ == outcome::granted);
                 memory::destroy(this);
+                core->release();
                 throw;
             }
             this->slot_.reset();
@@ -209,7 +213,11 @@ class recv_op final : public cochan::detail::recv_waiter<typename Core::value_ty
         }
     }
 
-    void finish(recv_result<T>&& r) { memory::finish(this, std::move(r)); }
+    void finish(recv_result<T>&& r) {
+        Core* core = core_;
+        memory::finish(this, std::move(r));
+        core->release();
+    }
 
     Core* core_;
 };
@@ -229,6 +237,7 @@ class send_op final : public cochan::detail::send_waiter<typename Core::value_ty
 
     static void start(Core* core, bool closed, T&& value, Handler&& h) {
         send_op* op = memory::create(h, core, std::move(value), std::move(h));
+        core->retain(); // the queue outlives the operation even if `tx` does not
         op->notify_ = &notify;
         op->offered_ = std::addressof(op->value_);
         if (closed) {
@@ -243,6 +252,7 @@ class send_op final : public cochan::detail::send_waiter<typename Core::value_ty
         } catch (...) {
             op->disconnect_cancellation();
             memory::destroy(op);
+            core->release();
             throw;
         }
         if (!linked) op->post_completion();
@@ -276,10 +286,16 @@ class send_op final : public cochan::detail::send_waiter<typename Core::value_ty
         }
     }
 
-    void finish(send_result<T>&& r) { memory::finish(this, std::move(r)); }
+    void finish(send_result<T>&& r) {
+        Core* core = core_;
+        memory::finish(this, std::move(r));
+        core->release();
+    }
 
     [[noreturn]] void finish_with_exception(std::exception_ptr e) {
+        Core* core = core_;
         memory::destroy(this);
+        core->release();
         std::rethrow_exception(e); // propagates out of the executor's run(), as Asio does
     }
 
@@ -320,7 +336,8 @@ struct initiate_send {
 /// completion to be serialized, as Asio requires of cancellation slots: a single-threaded
 /// `io_context`, or a strand.
 ///
-/// Thread safety: as `rx.recv()`; `rx` must outlive the operation.
+/// Thread safety: as `rx.recv()`. The operation keeps the channel alive; if the last receiver
+/// is dropped while it waits, it completes with `disconnected`.
 template <class Receiver, class CompletionToken>
 auto async_recv(const Receiver& rx, CompletionToken&& token) {
     using T = typename Receiver::value_type;
@@ -337,8 +354,8 @@ auto async_recv(const Receiver& rx, CompletionToken&& token) {
 /// move throws while a slot is granted later, the exception is rethrown from the handler's
 /// executor (its `run()`), not delivered to the handler.
 ///
-/// Thread safety: as `tx.send(v)`; `tx` must outlive the operation, and an SPMC sender must not
-/// have two sends in flight.
+/// Thread safety: as `tx.send(v)`; an SPMC sender must not have two sends in flight. The
+/// operation keeps the channel alive.
 template <class Sender, class CompletionToken>
     requires requires(Sender& tx, typename Sender::value_type v) { tx.try_send(std::move(v)); }
 auto async_send(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {

@@ -292,3 +292,26 @@ TEST_CASE("asio: operation state comes from the handler's associated allocator",
     CHECK(done);
     CHECK(deallocations == 1);
 }
+
+TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "[asio]") {
+    asio::io_context io;
+    std::optional<cochan::recv_result<int>> got;
+    std::optional<cochan::send_result<int>> sent;
+    {
+        auto [tx, rx] = cochan::spmc::bounded<int>(1);
+        async_recv(rx, asio::bind_executor(io, [&](cochan::recv_result<int> r) {
+                       got.emplace(std::move(r));
+                   }));
+        REQUIRE(tx.try_send(0)); // granted to the operation
+        async_send(tx, 1, asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                       sent.emplace(std::move(r));
+                   }));
+    } // both endpoints dropped while the operations are in flight
+    io.run();
+    REQUIRE(got);
+    CHECK(**got == 0);
+    REQUIRE(sent);
+    REQUIRE_FALSE(*sent);
+    CHECK(sent->error().reason == cochan::send_errc::disconnected);
+    CHECK(sent->error().value == 1);
+}

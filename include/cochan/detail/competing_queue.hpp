@@ -117,6 +117,9 @@ template <class T, class Storage, class Producers> class competing_queue {
         std::unique_lock lock(mutex_);
         if (--receivers_ != 0) return;
         while (!send_waiters_.empty()) batch.complete(send_waiters_.pop_front(), outcome::disconnected);
+        // Only an operation that outlived its receiver can still wait here (an Asio operation,
+        // which keeps the queue alive itself): it sees the disconnection too.
+        while (!recv_waiters_.empty()) batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
         Storage doomed(std::move(storage_));
         lock.unlock();
         batch.notify_all();
