@@ -128,6 +128,7 @@ template <class Derived, class Handler> class op_base {
 
   private:
     struct canceller {
+        explicit canceller(Derived* s) noexcept : self(s) {} // no paren-aggregate-init in clang 14
         Derived* self;
         void operator()(::asio::cancellation_type_t type) const {
             if (type == ::asio::cancellation_type::none) return;

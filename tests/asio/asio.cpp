@@ -201,7 +201,9 @@ TEST_CASE("asio: racing async_recv against a timer with || loses no value", "[as
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 2000;
     asio::io_context io;
-    auto [tx, rx] = cochan::spmc::unbounded<int>();
+    auto channel = cochan::spmc::unbounded<int>(); // not a structured binding: captured below
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     std::vector<int> received;
     int timeouts = 0;
     auto consumer = [&]() -> asio::awaitable<void> {
