@@ -101,7 +101,7 @@ asio::awaitable<void> serve(tcp::socket socket, worker_tally& mine) {
     if (ec != asio::error::eof) ++mine.errors;
 }
 
-// [example-begin]
+// [readme-begin]
 // The acceptor: accept a connection, hand it to the workers, repeat until the acceptor is
 // closed. async_send waits while the queue is full (every worker busy and `queue_capacity`
 // connections waiting), so the server stops accepting; the kernel's listen backlog holds the rest.
@@ -128,7 +128,7 @@ asio::awaitable<void> worker(cochan::spmc::bounded_receiver<tcp::socket> rx, wor
         co_await serve(std::move(*socket), mine);
     }
 }
-// [example-end]
+// [readme-end]
 
 // One client connection: R requests, each reply checked, then close (the worker sees
 // end-of-file and moves on). The report goes to the supervisor through an unbounded MPMC
