@@ -32,13 +32,15 @@
 #include <utility>
 
 /// `resume_on(executor)`: a coroutine woken by the channel is resumed by `asio::post(executor)`.
+/// While the coroutine waits, the poster holds a work guard, so `io_context::run()` does not
+/// return under a coroutine that is still to be resumed there.
 template <class Executor>
     requires(::asio::execution::is_executor<Executor>::value ||
              ::asio::is_executor<Executor>::value)
 struct cochan::poster_traits<Executor> {
     static auto make(Executor ex) {
-        return [ex](std::coroutine_handle<> h) {
-            ::asio::post(ex, [h] { h.resume(); });
+        return [work = ::asio::executor_work_guard<Executor>(ex)](std::coroutine_handle<> h) {
+            ::asio::post(work.get_executor(), [h] { h.resume(); });
         };
     }
 };
@@ -160,7 +162,9 @@ class recv_op final : public cochan::detail::recv_waiter<typename Core::value_ty
         op->connect_cancellation();
         bool linked;
         try {
-            linked = core->recv_or_wait(*op);
+            // reserve: a value taken now keeps its slot until complete() runs, so a cancellation
+            // arriving before then can always hand it back.
+            linked = core->recv_or_wait(*op, /*reserve=*/true);
         } catch (...) {
             op->disconnect_cancellation();
             memory::destroy(op);

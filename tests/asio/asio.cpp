@@ -317,3 +317,90 @@ TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "
     CHECK(sent->error().reason == cochan::send_errc::disconnected);
     CHECK(sent->error().value == 1);
 }
+
+// Regression: a receive that took a buffered value at once let a waiting sender into the freed
+// slot; a cancellation before its completion ran then found no room to hand the value back and
+// destroyed it. The adapter now keeps the slot reserved until the completion runs.
+TEST_CASE("asio: cancelling an immediate receive while a sender waits loses nothing", "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::mpmc::bounded<int>(1);
+    REQUIRE(tx.try_send(1));
+    std::optional<cochan::send_result<int>> sent;
+    async_send(tx, 2, asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                   sent.emplace(std::move(r));
+               }));
+    asio::cancellation_signal signal;
+    std::optional<cochan::recv_result<int>> got;
+    async_recv(rx, asio::bind_cancellation_slot(
+                       signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
+                           got.emplace(std::move(r));
+                       })));
+    signal.emit(asio::cancellation_type::terminal); // before the completion runs
+    io.poll(); // not run(): the waiting send keeps work on the io_context
+    REQUIRE(got);
+    CHECK(got->error() == cochan::recv_errc::cancelled);
+    CHECK_FALSE(sent); // the slot 1 went back to is still taken: the sender keeps waiting
+    CHECK(*rx.try_recv() == 1); // 1 went back to the head; taking it admits the sender
+    io.run();
+    REQUIRE(sent);
+    CHECK(sent->has_value());
+    CHECK(*rx.try_recv() == 2);
+}
+
+TEST_CASE("asio: racing receives on two bounded channels with || loses no value", "[asio]") {
+    using namespace asio::experimental::awaitable_operators;
+    constexpr int n = 1000;
+    asio::io_context io;
+    auto a = cochan::spmc::bounded<int>(1);
+    auto b = cochan::spmc::bounded<int>(1);
+    std::vector<int> received;
+    auto producer = [](cochan::spmc::bounded_sender<int> tx, int first,
+                       int count) -> asio::awaitable<void> {
+        for (int i = first; i < first + count; ++i) {
+            auto r = co_await async_send(tx, i, asio::use_awaitable);
+            if (!r) co_return;
+        }
+    };
+    auto consumer = [&]() -> asio::awaitable<void> {
+        bool a_open = true, b_open = true;
+        while (a_open && b_open) {
+            auto result = co_await (async_recv(a.second, asio::use_awaitable) ||
+                                    async_recv(b.second, asio::use_awaitable));
+            auto& r = result.index() == 0 ? std::get<0>(result) : std::get<1>(result);
+            if (r) {
+                received.push_back(*r);
+            } else if (r.error() == cochan::recv_errc::disconnected) {
+                (result.index() == 0 ? a_open : b_open) = false;
+            }
+        }
+        // One side ended: drain the other without racing.
+        auto& rest = a_open ? a.second : b.second;
+        while (auto r = co_await async_recv(rest, asio::use_awaitable)) received.push_back(*r);
+    };
+    asio::co_spawn(io, producer(std::move(a.first), 0, n), asio::detached);
+    asio::co_spawn(io, producer(std::move(b.first), n, n), asio::detached);
+    asio::co_spawn(io, consumer(), asio::detached);
+    io.run();
+    std::sort(received.begin(), received.end());
+    REQUIRE(received.size() == static_cast<std::size_t>(2 * n));
+    for (int i = 0; i < 2 * n; ++i) REQUIRE(received[static_cast<std::size_t>(i)] == i);
+}
+
+TEST_CASE("asio: resume_on(executor) keeps run() going while the coroutine waits", "[asio]") {
+    asio::io_context io;
+    auto channel = cochan::spmc::unbounded<int>();
+    auto& tx = channel.first;
+    auto& rx = channel.second;
+    auto t = [](auto& rx, asio::io_context& io) -> cochan_test::task<int> {
+        auto r = co_await rx.recv().resume_on(io.get_executor());
+        co_return *r;
+    }(rx, io);
+    std::thread sender([&] {
+        std::this_thread::sleep_for(20ms); // run() must already be waiting when this sends
+        (void)tx.send(8);
+    });
+    io.run(); // returns only once the coroutine was resumed there
+    sender.join();
+    REQUIRE(t.done());
+    CHECK(t.result() == 8);
+}

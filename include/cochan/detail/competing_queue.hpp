@@ -228,16 +228,27 @@ template <class T, class Storage, class Producers> class competing_queue {
     }
 
     /// The first step of a waiting receive: completes it now, or links `w` and returns true.
-    bool recv_or_wait(recv_waiter<T>& w) {
+    /// `reserve`: a value taken at once keeps its slot, as a grant does, until the receiver
+    /// releases it (release_grant) or hands it back (hand_back). An operation whose completion
+    /// is delivered later and can still be cancelled (the Asio adapter) needs this: handing the
+    /// value back must find room.
+    bool recv_or_wait(recv_waiter<T>& w, bool reserve = false) {
         completion_batch batch;
         std::unique_lock lock(mutex_);
         if (w.stop_seen_) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::cancelled;
         } else if (!storage_.empty()) {
-            take(w.slot_, batch);
+            if (bounded && reserve) {
+                w.slot_.emplace(std::move(storage_.front()));
+                storage_.pop_front();
+                if constexpr (bounded) ++granted_; // the slot stays taken: no sender admitted
+                w.outcome_ = outcome::granted;
+            } else {
+                take(w.slot_, batch);
+                w.outcome_ = outcome::ok;
+            }
             w.state_ = wait_state::done;
-            w.outcome_ = outcome::ok;
         } else if (senders_ == 0) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::disconnected;
