@@ -1,0 +1,14 @@
+// An unbounded channel has no capacity() to ask for.
+// expect: constraints|no matching|not viable|no member
+#include <cochan/spmc.hpp>
+
+int main() {
+    auto [tx, rx] = cochan::spmc::unbounded<int>();
+#ifdef COCHAN_COMPILE_FAIL_CONTROL
+    auto n = rx.size();
+#else
+    auto n = rx.capacity();
+#endif
+    (void)n;
+    (void)tx;
+}

@@ -1,0 +1,15 @@
+// blocking_send through a const SPMC sender must not compile: sending needs the exclusive producer.
+// expect: constraints|no matching|discards qualifiers|not viable
+#include <cochan/spmc.hpp>
+
+int main() {
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+#ifdef COCHAN_COMPILE_FAIL_CONTROL
+    auto& sender = tx;
+#else
+    const auto& sender = tx;
+#endif
+    auto r = sender.blocking_send(1);
+    (void)r;
+    (void)rx;
+}
