@@ -54,13 +54,16 @@ trap finish EXIT
 stage_release() { stage release g++ Release 2 -DCOCHAN_TEST_CONSUMERS=ON; }
 stage_asan() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        stage asan g++ Debug 2 -DCOCHAN_SANITIZE=address,undefined
+        stage asan g++ Debug 2 -DCOCHAN_SANITIZE=address,undefined -DCOCHAN_BUILD_BENCHMARKS=OFF
 }
+# Benchmarks are built (and smoke-run, no timings) in the release and clang stages only: the
+# sanitizer stages would only slow them down, and the library's own tests cover that ground.
 # clang with g++'s libstdc++ (Debian's default). -j1: TSan slows code 5-15x and the stress
 # tests are bounded in time, so a second test on the other core would starve them.
 stage_tsan() {
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-        stage tsan clang++ RelWithDebInfo 1 -DCOCHAN_SANITIZE=thread -DCOCHAN_STRESS_TESTS=ON
+        stage tsan clang++ RelWithDebInfo 1 -DCOCHAN_SANITIZE=thread -DCOCHAN_STRESS_TESTS=ON \
+            -DCOCHAN_BUILD_BENCHMARKS=OFF
 }
 stage_clang() { stage clang clang++ Release 2; }
 

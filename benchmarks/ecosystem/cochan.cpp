@@ -1,0 +1,189 @@
+// cochan SPMC and MPMC on the two coroutine runtimes.
+//
+// current: the producer and consumers are coroutines posted to the benchmark thread's event
+//          loop; a woken coroutine resumes with cochan's default, inline on the completing
+//          thread through its trampoline (cochan's design; the loop's queue is only used to
+//          start the tasks).
+//          `cochan_spmc_posted` (current rows only) is the same with `.resume_on(loop)`: a woken
+//          coroutine is queued to the loop instead, so the producer keeps running until it
+//          blocks, as with Boost.Fiber's scheduler. It shows what inline resumption costs here.
+// mt2/mt4: the same coroutines on a pool of W threads; every awaited operation uses
+//          `.resume_on(pool)`, so a woken consumer is queued to the pool and any worker runs it.
+#include "ecosystem.hpp"
+
+#include "../common/channels.hpp"
+
+#include <coroutine>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace bench::eco {
+namespace {
+
+/// Resumption policy of the `current` rows: cochan's default (no `.resume_on`).
+struct resume_inline {};
+
+template <bool Bounded, class Tx, class Post>
+task producer(Tx tx, std::uint64_t first, std::uint64_t last, Post post, completion& done) {
+    {
+        Tx mine = std::move(tx); // dropped inside the task: disconnection is timed
+        for (std::uint64_t i = first; i < last; ++i) {
+            std::uint64_t v = i + 1;
+            if constexpr (!Bounded) {
+                auto r = mine.send(v); // unbounded: synchronous
+                if (!r)
+                    fatal("cochan: unbounded send failed");
+            } else if constexpr (std::is_same_v<Post, resume_inline>) {
+                auto r = co_await mine.send(v);
+                if (!r)
+                    fatal("cochan: send failed");
+            } else {
+                auto r = co_await mine.send(v).resume_on(post);
+                if (!r)
+                    fatal("cochan: send failed");
+            }
+        }
+        mine.close();
+    }
+    done.finish();
+}
+
+template <class Rx, class Post> task consumer(Rx rx, tally& t, Post post, completion& done) {
+    {
+        Rx mine = std::move(rx);
+        for (;;) {
+            if constexpr (std::is_same_v<Post, resume_inline>) {
+                auto r = co_await mine.recv();
+                if (!r)
+                    break; // disconnected and drained: no token, so never cancelled
+                t.add(*r);
+            } else {
+                auto r = co_await mine.recv().resume_on(post);
+                if (!r)
+                    break;
+                t.add(*r);
+            }
+        }
+    }
+    done.finish();
+}
+
+/// Which of the four channels: SPMC/MPMC, bounded (capacity 64) or unbounded.
+template <bool Multi, bool Bounded> struct channel {
+    static constexpr bool multi = Multi;
+    static constexpr bool bounded = Bounded;
+    static auto make() { return make_channel<Multi, Bounded>(); }
+};
+
+/// `current`: tasks are started through the loop's queue, then resume each other inline.
+struct current_runtime {
+    explicit current_runtime(unsigned) {}
+    void post(std::coroutine_handle<> h) { loop.post(h); }
+    resume_inline poster() { return {}; }
+    void run(completion& done) {
+        loop.run();
+        if (!done.done())
+            fatal("cochan current: the loop ran dry with tasks still waiting");
+    }
+    event_loop loop;
+};
+
+/// `current` with `.resume_on(loop)`: wake-ups go through the loop's queue too.
+struct current_posted_runtime : current_runtime {
+    using current_runtime::current_runtime;
+    auto poster() { return loop.poster(); }
+};
+
+/// `mt`: tasks are posted to the pool, and every wake-up goes back through it.
+struct pool_runtime {
+    explicit pool_runtime(unsigned workers) : pool(workers) {}
+    void post(std::coroutine_handle<> h) { pool.post(h); }
+    auto poster() { return pool.poster(); }
+    void run(completion& done) { done.wait("cochan mt"); }
+    thread_pool pool;
+};
+
+template <class Channel, class Runtime> class cochan_case {
+  public:
+    cochan_case(queue_kind, topology t, unsigned workers) : topo_(t), rt_(workers) {}
+
+    void prepare(tallies& t) {
+        handles_.clear();
+        done_.reset(topo_.producers + topo_.consumers);
+        auto [tx, rx] = Channel::make();
+        // Consumers first, so they are waiting when the producer starts (as in every peer).
+        for (unsigned c = 0; c < topo_.consumers; ++c)
+            handles_.push_back(consumer(rx, t[c], rt_.poster(), done_).handle);
+        for (unsigned p = 0; p < topo_.producers; ++p) {
+            if constexpr (Channel::multi) {
+                handles_.push_back(producer<Channel::bounded>(tx, topo_.first(p), topo_.last(p),
+                                                              rt_.poster(), done_)
+                                       .handle);
+            } else {
+                handles_.push_back(producer<Channel::bounded>(std::move(tx), topo_.first(p),
+                                                              topo_.last(p), rt_.poster(), done_)
+                                       .handle);
+            }
+        }
+        // tx and rx (this function's copies) are dropped here, before the timed region.
+    }
+
+    void run() {
+        for (std::coroutine_handle<> h : handles_)
+            rt_.post(h);
+        rt_.run(done_);
+    }
+
+  private:
+    topology topo_;
+    Runtime rt_;
+    completion done_;
+    std::vector<std::coroutine_handle<>> handles_;
+};
+
+template <bool Multi, bool Bounded, class Runtime>
+void add_case(queue_kind q, const runtime& rt, const char* impl, topology t) {
+    add<cochan_case<channel<Multi, Bounded>, Runtime>>(q, rt, impl, t);
+}
+
+template <class Runtime> void add_runtime(queue_kind q, const runtime& rt) {
+    const bool b = q == queue_kind::bounded;
+    for (const topology& t : topologies()) {
+        if (t.producers == 1) {
+            if (b)
+                add_case<false, true, Runtime>(q, rt, "cochan_spmc", t);
+            else
+                add_case<false, false, Runtime>(q, rt, "cochan_spmc", t);
+        }
+        if (b)
+            add_case<true, true, Runtime>(q, rt, "cochan_mpmc", t);
+        else
+            add_case<true, false, Runtime>(q, rt, "cochan_mpmc", t);
+    }
+}
+
+} // namespace
+
+void register_cochan() {
+    for (queue_kind q : queue_kinds) {
+        for (const runtime& rt : coroutine_runtimes) {
+            if (rt.workers == 0)
+                add_runtime<current_runtime>(q, rt);
+            else
+                add_runtime<pool_runtime>(q, rt);
+        }
+        for (const topology& t : topologies()) {
+            if (t.producers != 1)
+                continue;
+            const runtime& current = coroutine_runtimes[0];
+            if (q == queue_kind::bounded)
+                add_case<false, true, current_posted_runtime>(q, current, "cochan_spmc_posted", t);
+            else
+                add_case<false, false, current_posted_runtime>(q, current, "cochan_spmc_posted", t);
+        }
+    }
+}
+
+} // namespace bench::eco

@@ -1,0 +1,13 @@
+// ecosystem_bench: the seed workload (DESIGN.md §4) for cochan and its C++ peers in one binary.
+// See benchmarks/README.md for the method.
+#include "ecosystem.hpp"
+
+int main(int argc, char** argv) {
+    using namespace bench::eco;
+    register_limit();
+    register_cochan();
+    register_asio();
+    register_boost_fiber();
+    register_os_threads();
+    return bench::run_main(argc, argv);
+}

@@ -1,0 +1,247 @@
+// micro_bench: single cochan operations, in nanoseconds per iteration.
+//
+//   micro/try_pair/<kind>/<queue>        one try_send (unbounded: send) + one try_recv,
+//                                        uncontended, one thread, nobody waiting
+//   micro/handoff/<kind>/<queue>         a receiver coroutine waits in recv(); one send hands it
+//                                        the value and it resumes inline (cochan's default), takes
+//                                        it and waits again: one suspend/resume hand-off
+//   micro/wake_one_of_8/<kind>/<queue>   as handoff with 8 receivers waiting: each send wakes the
+//                                        oldest, which waits again at the back
+//   micro/cancel_recv/<kind>             a receiver coroutine waits in recv(token); request_stop()
+//                                        completes it with `cancelled` and it resumes inline (the
+//                                        iteration includes making the std::stop_source)
+//   micro/stop_token_baseline            std::stop_source + std::stop_callback + request_stop()
+//                                        alone: the part of cancel_recv that is not cochan's
+//   micro/blocking_pingpong/<kind>       two OS threads bounce a value through two channels with
+//                                        blocking_send / blocking_recv: one round trip (two
+//                                        hand-offs, each waking a blocked thread)
+//   micro/mutex_cv_pingpong              the same round trip through two mutex + condition
+//                                        variable slots: the reference for blocking_pingpong
+#include "../common/channels.hpp"
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using bench::fatal;
+using bench::has_blocking_api;
+using bench::make_channel;
+using bench::receiver_t;
+using bench::task;
+
+/// A non-waiting send: try_send on a bounded channel, send on an unbounded one.
+template <bool Bounded, class Tx> bool send_now(Tx& tx, std::uint64_t v) {
+    if constexpr (Bounded)
+        return static_cast<bool>(tx.try_send(v));
+    else
+        return static_cast<bool>(tx.send(v));
+}
+
+// ---- try_send + try_recv ------------------------------------------------------------------------
+
+template <bool Multi, bool Bounded> void try_pair(benchmark::State& state) {
+    auto [tx, rx] = make_channel<Multi, Bounded>();
+    std::uint64_t v = 0;
+    for (auto _ : state) {
+        if (!send_now<Bounded>(tx, ++v))
+            fatal("try_pair: send failed");
+        auto r = rx.try_recv();
+        if (!r)
+            fatal("try_pair: try_recv failed");
+        benchmark::DoNotOptimize(*r);
+    }
+}
+
+// ---- hand-off to waiting receivers -------------------------------------------------------------
+
+/// Receives until disconnected, counting; resumed inline by whoever completes its recv.
+template <class Rx> task waiting_receiver(Rx rx, std::uint64_t& received) {
+    for (;;) {
+        auto r = co_await rx.recv();
+        if (!r)
+            break;
+        ++received;
+    }
+}
+
+template <bool Multi, bool Bounded, unsigned Waiters> void handoff(benchmark::State& state) {
+    std::uint64_t received = 0;
+    auto [tx, rx] = make_channel<Multi, Bounded>();
+    for (unsigned i = 0; i < Waiters; ++i)
+        waiting_receiver(rx, received).handle.resume();
+    std::uint64_t v = 0;
+    for (auto _ : state) {
+        if (!send_now<Bounded>(tx, ++v))
+            fatal("handoff: send failed");
+    }
+    tx.close(); // every receiver finishes and frees itself
+    if (received != v)
+        fatal("handoff: a value was not handed to a waiting receiver");
+    if (!rx.empty())
+        fatal("handoff: values were buffered instead of handed off");
+}
+
+// ---- cancellation -----------------------------------------------------------------------------
+
+/// Waits in recv(token) with the token the benchmark left in `*slot`, expects `cancelled`, then
+/// parks until the benchmark resumes it for the next round. Ends when `*slot` is empty.
+struct cancel_rounds {
+    std::optional<std::stop_token> token;
+    std::coroutine_handle<> parked;
+    std::uint64_t cancelled = 0;
+};
+
+struct park {
+    cancel_rounds& rounds;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { rounds.parked = h; }
+    void await_resume() const noexcept {}
+};
+
+template <class Rx> task cancelled_receiver(Rx rx, cancel_rounds& rounds) {
+    for (;;) {
+        co_await park{rounds};
+        if (!rounds.token)
+            break;
+        auto r = co_await rx.recv(*rounds.token);
+        if (r || r.error() != cochan::recv_errc::cancelled)
+            fatal("cancel: not cancelled");
+        ++rounds.cancelled;
+    }
+}
+
+template <bool Multi> void cancel_recv(benchmark::State& state) {
+    auto [tx, rx] = make_channel<Multi, true>();
+    cancel_rounds rounds;
+    cancelled_receiver(rx, rounds).handle.resume(); // parks
+    std::uint64_t iterations = 0;
+    for (auto _ : state) {
+        std::stop_source source;
+        rounds.token = source.get_token();
+        rounds.parked.resume(); // links a recv with the token and suspends
+        source.request_stop();  // cancels it; the receiver resumes here, inline, and parks
+        ++iterations;
+    }
+    rounds.token.reset();
+    rounds.parked.resume(); // ends the receiver
+    if (rounds.cancelled != iterations)
+        fatal("cancel: a stop request did not cancel the recv");
+}
+
+void stop_token_baseline(benchmark::State& state) {
+    struct counter {
+        std::uint64_t* calls;
+        void operator()() const noexcept { ++*calls; }
+    };
+    std::uint64_t calls = 0;
+    for (auto _ : state) {
+        std::stop_source source;
+        std::stop_callback<counter> cb(source.get_token(), counter{&calls});
+        source.request_stop();
+    }
+    if (calls != static_cast<std::uint64_t>(state.iterations()))
+        fatal("baseline: callback lost");
+}
+
+// ---- blocking ping-pong -----------------------------------------------------------------------
+
+template <bool Multi> void blocking_pingpong(benchmark::State& state) {
+    if constexpr (has_blocking_api<receiver_t<Multi, true>>) {
+        auto [ping_tx, ping_rx] = make_channel<Multi, true>(1);
+        auto [pong_tx, pong_rx] = make_channel<Multi, true>(1);
+        std::thread echo([rx = std::move(ping_rx), tx = std::move(pong_tx)]() mutable {
+            while (auto r = rx.blocking_recv()) {
+                if (!tx.blocking_send(*r))
+                    fatal("pingpong: echo send failed");
+            }
+            tx.close();
+        });
+        std::uint64_t v = 0;
+        for (auto _ : state) {
+            if (!ping_tx.blocking_send(++v))
+                fatal("pingpong: send failed");
+            auto r = pong_rx.blocking_recv();
+            if (!r || *r != v)
+                fatal("pingpong: wrong echo");
+        }
+        ping_tx.close();
+        echo.join();
+    } else {
+        state.SkipWithError("cochan has no blocking API yet (blocking_recv)");
+    }
+}
+
+/// One value slot guarded by a mutex and a condition variable.
+class cv_slot {
+  public:
+    void put(std::uint64_t v) {
+        {
+            std::lock_guard lock(mutex_);
+            value_ = v;
+        }
+        cv_.notify_one();
+    }
+    std::uint64_t take() {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return value_.has_value(); });
+        const std::uint64_t v = *value_;
+        value_.reset();
+        return v;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::optional<std::uint64_t> value_; // guarded by mutex_
+};
+
+void mutex_cv_pingpong(benchmark::State& state) {
+    cv_slot ping, pong;
+    std::thread echo([&] {
+        for (;;) {
+            const std::uint64_t v = ping.take();
+            if (v == 0)
+                return;
+            pong.put(v);
+        }
+    });
+    std::uint64_t v = 0;
+    for (auto _ : state) {
+        ping.put(++v);
+        if (pong.take() != v)
+            fatal("mutex_cv_pingpong: wrong echo");
+    }
+    ping.put(0);
+    echo.join();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    using benchmark::RegisterBenchmark;
+    RegisterBenchmark("micro/try_pair/spmc/bounded", try_pair<false, true>);
+    RegisterBenchmark("micro/try_pair/spmc/unbounded", try_pair<false, false>);
+    RegisterBenchmark("micro/try_pair/mpmc/bounded", try_pair<true, true>);
+    RegisterBenchmark("micro/try_pair/mpmc/unbounded", try_pair<true, false>);
+    RegisterBenchmark("micro/handoff/spmc/bounded", handoff<false, true, 1>);
+    RegisterBenchmark("micro/handoff/spmc/unbounded", handoff<false, false, 1>);
+    RegisterBenchmark("micro/handoff/mpmc/bounded", handoff<true, true, 1>);
+    RegisterBenchmark("micro/handoff/mpmc/unbounded", handoff<true, false, 1>);
+    RegisterBenchmark("micro/wake_one_of_8/spmc/bounded", handoff<false, true, 8>);
+    RegisterBenchmark("micro/wake_one_of_8/mpmc/bounded", handoff<true, true, 8>);
+    RegisterBenchmark("micro/cancel_recv/spmc", cancel_recv<false>);
+    RegisterBenchmark("micro/cancel_recv/mpmc", cancel_recv<true>);
+    RegisterBenchmark("micro/stop_token_baseline", stop_token_baseline);
+    // Real time: the work is split across two threads.
+    RegisterBenchmark("micro/blocking_pingpong/spmc", blocking_pingpong<false>)->UseRealTime();
+    RegisterBenchmark("micro/blocking_pingpong/mpmc", blocking_pingpong<true>)->UseRealTime();
+    RegisterBenchmark("micro/mutex_cv_pingpong", mutex_cv_pingpong)->UseRealTime();
+    return bench::run_main(argc, argv);
+}

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""Turns the JSON of benchmarks/run.sh's rounds into the tables of benchmarks/README.md.
+
+usage: report.py RESULTS_DIR [--readme PATH] [--settings TEXT] [--compiler PATH]
+
+RESULTS_DIR holds round<R>-<binary>.json files, one per round and binary, each written by a
+binary run with --benchmark_repetitions=N --benchmark_format=json. For every case:
+
+  round median   the median of that round's N repetitions (ms per batch, or ns per operation)
+  value          the median of the round medians
+  spread         (max - min) of the round medians, as a percentage of the value
+
+Ecosystem rows are (queue, runtime, topology). The peers of a row are every implementation
+that is neither cochan nor the limit: the coroutine peers measured on that runtime, and the
+OS-thread peers (runtime `threads`, one measurement per queue and topology, shown in every
+runtime row). ratio = cochan SPMC / fastest peer (cochan MPMC on the 8P rows, which have no SPMC),
+computed before rounding; below 1 means cochan is faster.
+
+With --readme, the text between <!-- results:begin --> and <!-- results:end --> in PATH is
+replaced by the tables and a description of the machine. Without it, the tables are printed.
+"""
+
+import argparse
+import glob
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+
+QUEUES = ["bounded", "unbounded"]
+RUNTIMES = ["current", "mt2", "mt4"]
+TOPOLOGIES = ["1p1c", "1p2c", "1p4c", "1p8c", "8p1c", "8p8c"]
+COCHAN = ["cochan_spmc", "cochan_mpmc"]
+POSTED = "cochan_spmc_posted"  # current rows only: SPMC with .resume_on(loop)
+CORO_PEERS = ["asio", "boost_fiber"]
+THREAD_IMPLS = ["moodycamel", "mutex_deque", "cochan_blocking"]  # runtime `threads`
+COLUMNS = COCHAN + [POSTED] + CORO_PEERS + THREAD_IMPLS
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+UNIT_SCALE_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def load(results_dir):
+    """{case name: {"rounds": [[times ms]...], "counters": {name: [values]}}}"""
+    cases = defaultdict(lambda: {"rounds": defaultdict(list), "counters": defaultdict(list)})
+    files = sorted(glob.glob(os.path.join(results_dir, "round*-*.json")))
+    if not files:
+        sys.exit(f"report.py: no round*-*.json in {results_dir}")
+    errors = []
+    for path in files:
+        rnd = int(re.match(r"round(\d+)-", os.path.basename(path)).group(1))
+        with open(path) as f:
+            data = json.load(f)
+        for b in data["benchmarks"]:
+            if b.get("run_type", "iteration") != "iteration":
+                continue
+            name = re.sub(r"/(manual_time|real_time)$", "", b.get("run_name", b["name"]))
+            if b.get("error_occurred"):
+                errors.append(f"{name}: {b.get('error_message')}")
+                continue
+            ms = b["real_time"] * UNIT_SCALE_TO_MS[b.get("time_unit", "ns")]
+            c = cases[name]
+            c["rounds"][rnd].append(ms)
+            for k in ("consumer_threads", "cpu_per_wall"):
+                if k in b:
+                    c["counters"][k].append(b[k])
+    rounds = {re.match(r"round(\d+)-", os.path.basename(p)).group(1) for p in files}
+    return cases, errors, len(rounds)
+
+
+def summarise(cases):
+    """{name: (value ms, spread fraction, counters {k: median})}"""
+    out = {}
+    for name, c in cases.items():
+        medians = [statistics.median(v) for _, v in sorted(c["rounds"].items())]
+        value = statistics.median(medians)
+        spread = (max(medians) - min(medians)) / value if value > 0 else 0.0
+        counters = {k: statistics.median(v) for k, v in c["counters"].items()}
+        out[name] = (value, spread, counters)
+    return out
+
+
+def eco(summary, queue, runtime, impl, topo):
+    rt = "threads" if impl in THREAD_IMPLS else runtime
+    return summary.get(f"ecosystem/{queue}/{rt}/{impl}/{topo}")
+
+
+def fmt_ms(entry):
+    if entry is None:
+        return "—"
+    value, spread, _ = entry
+    return f"{value:.3f} ({spread * 100:.0f}%)"
+
+
+def ecosystem_rows(summary):
+    """One dict per table row, with the ratio computed before rounding."""
+    rows = []
+    for q in QUEUES:
+        for rt in RUNTIMES:
+            for t in TOPOLOGIES:
+                cells = {impl: eco(summary, q, rt, impl, t) for impl in COLUMNS}
+                if all(v is None for v in cells.values()):
+                    continue
+                peers = {i: v for i, v in cells.items()
+                         if v is not None and not i.startswith("cochan")}
+                best = min(peers.items(), key=lambda kv: kv[1][0]) if peers else None
+                ours_impl = "cochan_spmc" if t.startswith("1p") else "cochan_mpmc"
+                ours = cells.get(ours_impl)
+                ratio = ours[0] / best[1][0] if (ours and best) else None
+                rows.append({"queue": q, "runtime": rt, "topology": t, "cells": cells,
+                             "best": best, "ours_impl": ours_impl, "ratio": ratio})
+    return rows
+
+
+def table_ecosystem(rows, summary):
+    head = ["queue", "runtime", "topology", "cochan SPMC", "cochan MPMC", "SPMC posted ‡", "Asio",
+            "Boost.Fiber",
+            "moodycamel †", "mutex+cv deque †", "cochan blocking †", "fastest peer", "ratio",
+            "vs limit"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        limit = summary.get(f"ecosystem/{r['queue']}/current/limit/1p1c")
+        ours = r["cells"].get(r["ours_impl"])
+        vs_limit = (f"{ours[0] / limit[0]:.1f}x"
+                    if (r["runtime"] == "current" and ours and limit) else "")
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        if r["ours_impl"] == "cochan_mpmc" and r["ratio"] is not None:
+            ratio += " (MPMC)"
+        best = r["best"][0] if r["best"] else "—"
+        cells = [fmt_ms(r["cells"][i]) for i in COLUMNS]
+        lines.append("| " + " | ".join([r["queue"], r["runtime"], r["topology"], *cells, best,
+                                        ratio, vs_limit]) + " |")
+    return "\n".join(lines)
+
+
+def table_parallelism(summary):
+    """consumer threads / CPU per wall for each coroutine case."""
+    impls = COCHAN + CORO_PEERS
+    head = ["queue", "runtime", "topology"] + [i for i in impls]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for q in QUEUES:
+        for rt in ["mt2", "mt4"]:
+            for t in TOPOLOGIES:
+                cells = []
+                for i in impls:
+                    e = eco(summary, q, rt, i, t)
+                    if e is None:
+                        cells.append("—")
+                    else:
+                        c = e[2]
+                        cells.append(f"{c.get('consumer_threads', 0):.1f} thr, "
+                                     f"{c.get('cpu_per_wall', 0):.2f} cpu")
+                lines.append("| " + " | ".join([q, rt, t, *cells]) + " |")
+    return "\n".join(lines)
+
+
+def table_threads(summary):
+    """The OS-thread peers' own counters, for completeness."""
+    head = ["queue", "topology"] + THREAD_IMPLS
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for q in QUEUES:
+        for t in TOPOLOGIES:
+            cells = []
+            for i in THREAD_IMPLS:
+                e = summary.get(f"ecosystem/{q}/threads/{i}/{t}")
+                cells.append("—" if e is None else f"{e[2].get('cpu_per_wall', 0):.2f} cpu")
+            lines.append("| " + " | ".join([q, t, *cells]) + " |")
+    return "\n".join(lines)
+
+
+def table_micro(summary):
+    lines = ["| operation | ns per iteration | spread |", "|---|---|---|"]
+    for name in sorted(n for n in summary if n.startswith("micro/")):
+        value, spread, _ = summary[name]
+        lines.append(f"| `{name[len('micro/'):]}` | {value * 1e6:.1f} | {spread * 100:.0f}% |")
+    return "\n".join(lines)
+
+
+def targets(rows, summary):
+    """Issue 4's targets, checked against this run (informative: nothing is asserted)."""
+    out = []
+    ratios = [r for r in rows if r["ratio"] is not None and r["topology"].startswith("1p")]
+    met = [r for r in ratios if r["ratio"] <= 0.5]
+    worst = max(ratios, key=lambda r: r["ratio"]) if ratios else None
+    if worst:
+        out.append(f"- SPMC ≤ 0.5x the fastest peer: {len(met)} of {len(ratios)} 1P rows; worst "
+                   f"{worst['queue']}/{worst['runtime']}/{worst['topology']} at "
+                   f"{worst['ratio']:.2f}x (vs {worst['best'][0]}).")
+    cur = []
+    for r in ratios:
+        limit = summary.get(f"ecosystem/{r['queue']}/current/limit/1p1c")
+        ours = r["cells"].get("cochan_spmc")
+        if r["runtime"] == "current" and limit and ours:
+            cur.append(ours[0] / limit[0])
+    if cur:
+        out.append(f"- current rows within 3x of `limit`: {sum(x <= 3 for x in cur)} of {len(cur)}"
+                   f" (SPMC/limit from {min(cur):.1f}x to {max(cur):.1f}x).")
+    micro = {n: v[0] * 1e6 for n, v in summary.items() if n.startswith("micro/")}
+    tp = [v for n, v in micro.items() if "/try_pair/" in n]
+    ho = [v for n, v in micro.items() if "/handoff/" in n]
+    if tp:
+        out.append(f"- uncontended try_send+try_recv < 10 ns: {max(tp):.1f} ns at worst.")
+    if ho:
+        out.append(f"- suspend/resume hand-off < 50 ns: {max(ho):.1f} ns at worst.")
+    mp = []
+    for r in ratios:
+        s, m = r["cells"].get("cochan_spmc"), r["cells"].get("cochan_mpmc")
+        if s and m:
+            mp.append((m[0] / s[0], r))
+    if mp:
+        worst_mp = max(mp, key=lambda x: x[0])
+        out.append(f"- MPMC within 1.2x of SPMC on 1P rows: {sum(x <= 1.2 for x, _ in mp)} of "
+                   f"{len(mp)}; worst {worst_mp[1]['queue']}/{worst_mp[1]['runtime']}/"
+                   f"{worst_mp[1]['topology']} at {worst_mp[0]:.2f}x.")
+    growth = []
+    for q in QUEUES:
+        for rt in RUNTIMES:
+            one = eco(summary, q, rt, "cochan_spmc", "1p1c")
+            eight = eco(summary, q, rt, "cochan_spmc", "1p8c")
+            if one and eight:
+                growth.append((eight[0] / one[0], f"{q}/{rt}"))
+    if growth:
+        g = max(growth)
+        met = sum(x <= 2 for x, _ in growth)
+        out.append(f"- SPMC 1C→8C growth ≤ 2x: {met} of {len(growth)} runtime rows; worst "
+                   f"{g[1]} at {g[0]:.2f}x.")
+    return "\n".join(out)
+
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def machine(compiler):
+    cpu = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip() or platform.processor()
+    pkgs = []
+    for p in ["libbenchmark-dev", "libasio-dev", "libboost-fiber-dev", "libconcurrentqueue-dev"]:
+        v = sh(f"dpkg-query -W -f='${{Version}}' {p} 2>/dev/null")
+        pkgs.append(f"{p} {v or '?'}")
+    cc = sh(f"{compiler} --version | head -1") if compiler else "?"
+    rev = sh("git rev-parse --short HEAD 2>/dev/null") or "?"
+    dirty = sh("git status --porcelain -- include 2>/dev/null")
+    rev += " with uncommitted changes under include/" if dirty else ""
+    return (f"- CPU: {cpu}, {os.cpu_count()} logical cores (shared, noisy machine)\n"
+            f"- Kernel: Linux {platform.release()}; {sh('. /etc/os-release; echo $PRETTY_NAME')}\n"
+            f"- Compiler: {cc}, Release (-O3 -DNDEBUG)\n"
+            f"- Packages: {', '.join(pkgs)}\n"
+            f"- cochan: {rev}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results")
+    ap.add_argument("--readme")
+    ap.add_argument("--settings", default="")
+    ap.add_argument("--compiler", default="")
+    args = ap.parse_args()
+
+    cases, errors, rounds = load(args.results)
+    if errors:
+        print("report.py: cases that reported an error:\n  " + "\n  ".join(errors), file=sys.stderr)
+        sys.exit(1)
+    summary = summarise(cases)
+    rows = ecosystem_rows(summary)
+    limits = ", ".join(
+        f"{q} {summary[f'ecosystem/{q}/current/limit/1p1c'][0]:.3f} ms" for q in QUEUES
+        if f"ecosystem/{q}/current/limit/1p1c" in summary)
+
+    text = "\n\n".join([
+        f"Measured {sh('date -u +%Y-%m-%d')} by `benchmarks/run.sh` ({args.settings}).",
+        machine(args.compiler),
+        "### Ecosystem: ms per batch of 16,384 values (lower is better)\n\n"
+        "Each cell: median of the round medians, (min–max spread of the round medians). "
+        "† runs on its own OS threads (1 per producer and consumer), whatever the runtime row: "
+        "the same measurement is repeated in the current/mt2/mt4 rows. ‡ cochan SPMC with "
+        "`.resume_on(loop)` instead of inline resumption (current rows only; not in the ratio). "
+        "ratio = cochan SPMC "
+        "(MPMC on 8P rows) / fastest peer; vs limit = the same over the `limit` row "
+        f"({limits}).\n\n" + table_ecosystem(rows, summary),
+        "### Issue 4 targets in this run\n\n" + targets(rows, summary),
+        "### Parallelism of the mt rows\n\n"
+        "Distinct threads that ran consumer code per sample (mean), and process CPU time / wall "
+        "time over the timed region (2.0 = both cores busy).\n\n" + table_parallelism(summary),
+        "### OS-thread peers: CPU time / wall time\n\n" + table_threads(summary),
+        "### Micro: one operation, ns per iteration\n\n" + table_micro(summary),
+    ])
+
+    if args.readme:
+        with open(args.readme) as f:
+            readme = f.read()
+        if BEGIN not in readme or END not in readme:
+            sys.exit(f"report.py: {args.readme} lacks the {BEGIN} ... {END} markers")
+        head, rest = readme.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        with open(args.readme, "w") as f:
+            f.write(head + BEGIN + "\n" + text + "\n" + END + tail)
+        print(f"report.py: wrote {len(summary)} cases from {rounds} round(s) into {args.readme}")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the benchmarks in Release, runs every case in R serial rounds and writes the results
+# table into benchmarks/README.md (between the results markers). See benchmarks/README.md.
+#
+# usage: benchmarks/run.sh [--quick] [--rounds R] [--repetitions N] [--min-time S]
+#                          [--filter REGEX] [--no-readme]
+#   --quick        CI smoke: 1 round, 1 repetition, tiny min time; proves everything builds, runs
+#                  and passes its checksums; writes no README and asserts no timings
+#   --rounds       serial rounds (default 3; env ROUNDS)
+#   --repetitions  repetitions per case and round (default 5; env REPETITIONS)
+#   --min-time     Google Benchmark's minimum time per repetition, in seconds (default 0.05;
+#                  env MIN_TIME)
+#   --filter       only the cases matching REGEX (then the README is left alone)
+#   --no-readme    print the tables only
+# env CXX picks the compiler (default g++; others build in build/bench-<compiler>/).
+# Results stay in <build dir>/results/<time>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${ROUNDS:-3} reps=${REPETITIONS:-5} min_time=${MIN_TIME:-0.05} filter="" readme=1 quick=0
+while (($#)); do
+    case $1 in
+        --quick) quick=1 rounds=1 reps=1 min_time=0.001 readme=0 ;;
+        --rounds) rounds=$2; shift ;;
+        --repetitions) reps=$2; shift ;;
+        --min-time) min_time=$2; shift ;;
+        --filter) filter=$2 readme=0; shift ;;
+        --no-readme) readme=0 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+cxx=${CXX:-g++}
+build=build/bench # one build directory per compiler: CMake cannot switch one in place
+[[ $cxx != g++ ]] && build=build/bench-$(basename "$cxx")
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCOCHAN_BUILD_BENCHMARKS=ON -DCOCHAN_BUILD_TESTS=OFF -DCOCHAN_BUILD_EXAMPLES=OFF \
+    -DCOCHAN_INSTALL=OFF >/dev/null
+cmake --build "$build" -j2 --target ecosystem_bench micro_bench
+
+out=$build/results/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=false
+      --benchmark_format=json --benchmark_min_time="$min_time")
+[[ -n $filter ]] && args+=(--benchmark_filter="$filter")
+
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+start=$SECONDS
+for ((r = 1; r <= rounds; r++)); do
+    for bin in ecosystem micro; do
+        echo "round $r/$rounds: ${bin}_bench ($((SECONDS - start)) s so far)" >&2
+        # A failed count/checksum check makes the binary exit non-zero, which stops the run.
+        "$build/benchmarks/${bin}_bench" "${args[@]}" >"$out/round$r-$bin.json"
+    done
+done
+echo "all rounds done in $((SECONDS - start)) s; results in $out" >&2
+
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+settings="$rounds round(s) x $reps repetition(s), min time ${min_time} s per repetition;"
+settings+=" $((SECONDS - start)) s; load average $load_start before, $load_end after"
+report=(python3 benchmarks/report.py "$out" --settings "$settings" --compiler "$cxx")
+if ((readme)); then report+=(--readme benchmarks/README.md); fi
+if ((quick)); then
+    "${report[@]}" >/dev/null
+    echo "quick run: every case built, ran and passed its checksum checks (timings not judged)"
+else
+    "${report[@]}"
+fi
