@@ -156,6 +156,12 @@ class chaos {
     std::stop_token maybe_offer(std::mt19937& rng) {
         if (rng() % 4 != 0) return {};
         std::stop_source s;
+        if (rng() % 32 == 0) {
+            // Already stopped: the operation is cancelled before it starts. This also makes
+            // sure every run cancels something, however the striker thread is scheduled.
+            s.request_stop();
+            return s.get_token();
+        }
         std::lock_guard lock(mutex_);
         if (sources_.size() > 64) sources_.erase(sources_.begin());
         sources_.push_back(s);
