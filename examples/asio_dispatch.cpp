@@ -48,7 +48,9 @@ constexpr std::size_t max_line = 4096;    // longest request or reply line, newl
 
 // Completion token for I/O whose errors are expected (end-of-file, a closed acceptor): the
 // error lands in `ec` instead of being thrown out of the co_await.
-auto no_throw(asio::error_code& ec) { return asio::redirect_error(use_awaitable, ec); }
+auto no_throw(asio::error_code& ec) {
+    return asio::redirect_error(use_awaitable, ec);
+}
 
 // The "work": FNV-1a, 64-bit, sent back as 16 hex digits.
 std::uint64_t fnv1a(std::string_view s) {
@@ -254,15 +256,15 @@ int main(int argc, char** argv) {
                 accepted.accepted, accepted.found_full);
     std::printf("clients: %llu done, %llu replies correct, %llu wrong, %llu failed connections\n",
                 clients_done, total.good, total.bad, total.failed);
-    std::printf("total: %llu requests on %u workers, 2 threads, in %.3f s\n", sum.requests,
-                workers, elapsed.count());
+    std::printf("total: %llu requests on %u workers, 2 threads, in %.3f s\n", sum.requests, workers,
+                elapsed.count());
 
     const count expected = count{clients} * requests;
     const bool ok = clients_done == clients && accepted.accepted == clients &&
                     sum.connections == clients && total.good == expected && total.bad == 0 &&
                     total.failed == 0 && sum.requests == expected && sum.errors == 0 &&
                     sum.digest == total.digest;
-    std::printf("check: %s\n", ok ? "ok (every reply correct, every connection served once)"
-                                  : "FAILED");
+    std::printf("check: %s\n",
+                ok ? "ok (every reply correct, every connection served once)" : "FAILED");
     return ok ? 0 : 1;
 }

@@ -91,7 +91,7 @@ detached producer(cochan::spmc::bounded_sender<int>& tx, int n, ledger& book) {
     for (int v = 1; v <= n; ++v) {
         ++book.sent;
         auto r = co_await tx.send(v); // capacity 4: never waits here
-        if (!r) { // a failed send hands the value back in r.error().value
+        if (!r) {                     // a failed send hands the value back in r.error().value
             ++book.handed_back;
             break;
         }
@@ -137,8 +137,8 @@ void close_and_drain(ledger& book) {
 // ---- 2. Stop tokens ---------------------------------------------------------------------------
 
 // Waits for one value; a stop request on `token` cancels the wait.
-detached receive_one(cochan::spmc::bounded_receiver<int> rx, std::stop_token token,
-                     run_queue& loop, std::optional<cochan::recv_result<int>>& out) {
+detached receive_one(cochan::spmc::bounded_receiver<int> rx, std::stop_token token, run_queue& loop,
+                     std::optional<cochan::recv_result<int>>& out) {
     auto r = co_await rx.recv(std::move(token)).resume_on(loop.poster());
     out.emplace(std::move(r));
 }
@@ -171,7 +171,7 @@ void stop_tokens(ledger& book) {
     std::puts("   e waits; send 11 (granted to e, which has not run yet), then request_stop()");
     ++book.sent;
     if (!tx.try_send(11)) ++book.handed_back; // not here: 11 is e's now, no longer buffered
-    stop_e.request_stop(); // too late: a granted receive completes normally
+    stop_e.request_stop();                    // too late: a granted receive completes normally
     loop.run();
     book.expect(e && *e && **e == 11, "e: got 11 despite the stop request");
     book.received += (e && *e) ? 1 : 0;

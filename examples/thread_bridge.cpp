@@ -143,7 +143,7 @@ detached consume(thread_pool& pool, unsigned id, cochan::mpmc::bounded_receiver<
     while (auto item = co_await rx.recv().resume_on(pool.executor())) {
         const work_result r{item->input, mix(item->input), id};
         auto sent = co_await results.send(r).resume_on(pool.executor()); // waits while full
-        if (!sent) break; // main stopped receiving
+        if (!sent) break;                                                // main stopped receiving
     }
 } // the results sender clone goes with the coroutine: the last one disconnects main's loop
 // [example-end]

@@ -84,15 +84,12 @@ struct alignas(64) tally {
     /// Called on each value: the common case (same thread as last time) is one compare.
     void note_thread() noexcept {
         const std::thread::id self = std::this_thread::get_id();
-        if (self == last_thread)
-            return;
+        if (self == last_thread) return;
         last_thread = self;
         for (unsigned i = 0; i < distinct; ++i) {
-            if (threads[i] == self)
-                return;
+            if (threads[i] == self) return;
         }
-        if (distinct < std::size(threads))
-            threads[distinct++] = self;
+        if (distinct < std::size(threads)) threads[distinct++] = self;
     }
 };
 
@@ -111,8 +108,7 @@ class tallies {
             count += t.count;
             sum += t.sum;
         }
-        if (count == total_values && sum == expected_sum)
-            return {};
+        if (count == total_values && sum == expected_sum) return {};
         return "checksum mismatch: received " + std::to_string(count) + " values (expected " +
                std::to_string(total_values) + "), sum " + std::to_string(sum) + " (expected " +
                std::to_string(expected_sum) + ")";
@@ -218,8 +214,7 @@ class thread_pool {
     static constexpr int spin_rounds = 20000;
 
     explicit thread_pool(unsigned workers) {
-        for (unsigned i = 0; i < workers; ++i)
-            threads_.emplace_back([this] { work(); });
+        for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
     }
     thread_pool(const thread_pool&) = delete;
     thread_pool& operator=(const thread_pool&) = delete;
@@ -229,8 +224,7 @@ class thread_pool {
             stopping_ = true;
         }
         cv_.notify_all();
-        for (std::thread& t : threads_)
-            t.join();
+        for (std::thread& t : threads_) t.join();
     }
 
     void post(std::coroutine_handle<> h) {
@@ -241,8 +235,7 @@ class thread_pool {
             queued_.store(queue_.size(), std::memory_order_relaxed);
             wake = sleeping_ > 0 && spinning_.load(std::memory_order_relaxed) == 0;
         }
-        if (wake)
-            cv_.notify_one();
+        if (wake) cv_.notify_one();
     }
     /// For `.resume_on(...)`: cheap to copy, callable from any thread.
     auto poster() {
@@ -268,8 +261,7 @@ class thread_pool {
                 lock.lock();
                 continue;
             }
-            if (stopping_)
-                return;
+            if (stopping_) return;
             // Spin: watch `queued_` without the lock for a while.
             spinning_.fetch_add(1, std::memory_order_relaxed);
             lock.unlock();
@@ -277,8 +269,7 @@ class thread_pool {
                 pause();
             lock.lock();
             spinning_.fetch_sub(1, std::memory_order_relaxed);
-            if (!queue_.empty() || stopping_)
-                continue;
+            if (!queue_.empty() || stopping_) continue;
             ++sleeping_;
             cv_.wait(lock);
             --sleeping_;
@@ -304,8 +295,7 @@ class thread_pool {
 class thread_gang {
   public:
     explicit thread_gang(unsigned n) {
-        for (unsigned i = 0; i < n; ++i)
-            threads_.emplace_back([this, i] { work(i); });
+        for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this, i] { work(i); });
     }
     thread_gang(const thread_gang&) = delete;
     thread_gang& operator=(const thread_gang&) = delete;
@@ -313,8 +303,7 @@ class thread_gang {
         stopping_ = true;
         generation_.fetch_add(1, std::memory_order_release);
         generation_.notify_all();
-        for (std::thread& t : threads_)
-            t.join();
+        for (std::thread& t : threads_) t.join();
     }
 
     void set_role(std::function<void(unsigned)> role) { role_ = std::move(role); }
@@ -335,8 +324,7 @@ class thread_gang {
         for (;;) {
             generation_.wait(seen, std::memory_order_acquire);
             seen = generation_.load(std::memory_order_acquire);
-            if (stopping_)
-                return;
+            if (stopping_) return;
             role_(i);
             done_.finish();
         }
@@ -408,8 +396,7 @@ template <class Case> void measure(benchmark::State& state, Case& c, unsigned co
 /// Runs the registered benchmarks; non-zero exit when a sample failed its check.
 inline int run_main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv))
-        return 2;
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     if (any_failure) {

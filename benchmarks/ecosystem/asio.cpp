@@ -59,10 +59,8 @@ asio::awaitable<void> producer(Channel& ch, std::uint64_t first, std::uint64_t l
 template <class Channel> asio::awaitable<void> consumer(Channel& ch, tally& t, completion& done) {
     for (;;) {
         auto [ec, v] = co_await ch.async_receive(asio::experimental::as_tuple(asio::use_awaitable));
-        if (ec)
-            fatal("asio: receive failed");
-        if (v == end_marker)
-            break;
+        if (ec) fatal("asio: receive failed");
+        if (v == end_marker) break;
         t.add(v);
     }
     done.finish();
@@ -77,8 +75,7 @@ template <class Channel> class asio_case {
           capacity_(q == queue_kind::bounded ? bounded_capacity : total_values + t.consumers),
           ioc_(static_cast<int>(mt ? workers : 1)), guard_(ioc_.get_executor()) {
         if constexpr (mt) {
-            for (unsigned i = 0; i < workers; ++i)
-                threads_.emplace_back([this] { ioc_.run(); });
+            for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { ioc_.run(); });
         } else {
             guard_.reset(); // the benchmark thread's run() returns when the tasks are done
         }
@@ -87,8 +84,7 @@ template <class Channel> class asio_case {
     asio_case& operator=(const asio_case&) = delete;
     ~asio_case() {
         guard_.reset();
-        for (std::thread& t : threads_)
-            t.join();
+        for (std::thread& t : threads_) t.join();
     }
 
     void prepare(tallies& t) {
@@ -96,8 +92,7 @@ template <class Channel> class asio_case {
         tallies_ = &t;
         producers_left_.store(topo_.producers, std::memory_order_relaxed);
         done_.reset(topo_.producers + topo_.consumers);
-        if constexpr (!mt)
-            spawn(); // nothing runs before ioc_.run()
+        if constexpr (!mt) spawn(); // nothing runs before ioc_.run()
     }
 
     void run() {
@@ -107,16 +102,14 @@ template <class Channel> class asio_case {
         } else {
             ioc_.restart(); // run() returning (and dropping the guard) left it stopped
             ioc_.run();
-            if (!done_.done())
-                fatal("asio current: run() returned with tasks still waiting");
+            if (!done_.done()) fatal("asio current: run() returned with tasks still waiting");
         }
     }
 
   private:
     /// co_spawn's completion handler: an exception in a task is a harness bug.
     static void check(std::exception_ptr e) {
-        if (!e)
-            return;
+        if (!e) return;
         try {
             std::rethrow_exception(e);
         } catch (const std::exception& x) {

@@ -43,18 +43,15 @@ std::size_t fiber_capacity(queue_kind q) {
 void produce(channel& ch, std::uint64_t first, std::uint64_t last,
              std::atomic<unsigned>& producers_left) {
     for (std::uint64_t i = first; i < last; ++i) {
-        if (ch.push(i + 1) != channel_op_status::success)
-            fatal("boost.fiber: push failed");
+        if (ch.push(i + 1) != channel_op_status::success) fatal("boost.fiber: push failed");
     }
     // acq_rel: the close follows every producer's values.
-    if (producers_left.fetch_sub(1, std::memory_order_acq_rel) == 1)
-        ch.close();
+    if (producers_left.fetch_sub(1, std::memory_order_acq_rel) == 1) ch.close();
 }
 
 void consume(channel& ch, tally& t) {
     std::uint64_t v = 0;
-    while (ch.pop(v) == channel_op_status::success)
-        t.add(v);
+    while (ch.pop(v) == channel_op_status::success) t.add(v);
 }
 
 /// One sample's channel and bookkeeping, shared by its fibers.
@@ -84,8 +81,7 @@ class current_case {
     }
 
     void run() {
-        for (boost::fibers::fiber& f : fibers_)
-            f.join();
+        for (boost::fibers::fiber& f : fibers_) f.join();
     }
 
   private:
@@ -105,8 +101,7 @@ class fiber_pool {
                 boost::fibers::use_scheduling_algorithm<boost::fibers::algo::shared_work>(true);
                 if (i == 0) {
                     std::function<void()> job;
-                    while (jobs_.pop(job) == channel_op_status::success)
-                        job();
+                    while (jobs_.pop(job) == channel_op_status::success) job();
                 } else {
                     std::unique_lock lock(mutex_);
                     cv_.wait(lock, [this] { return stopping_; });
@@ -123,13 +118,11 @@ class fiber_pool {
             stopping_ = true;
         }
         cv_.notify_all();
-        for (std::thread& t : threads_)
-            t.join();
+        for (std::thread& t : threads_) t.join();
     }
 
     void submit(std::function<void()> job) {
-        if (jobs_.push(std::move(job)) != channel_op_status::success)
-            fatal("fiber_pool: closed");
+        if (jobs_.push(std::move(job)) != channel_op_status::success) fatal("fiber_pool: closed");
     }
 
   private:

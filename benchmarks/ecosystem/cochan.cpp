@@ -33,16 +33,13 @@ task producer(Tx tx, std::uint64_t first, std::uint64_t last, Post post, complet
             std::uint64_t v = i + 1;
             if constexpr (!Bounded) {
                 auto r = mine.send(v); // unbounded: synchronous
-                if (!r)
-                    fatal("cochan: unbounded send failed");
+                if (!r) fatal("cochan: unbounded send failed");
             } else if constexpr (std::is_same_v<Post, resume_inline>) {
                 auto r = co_await mine.send(v);
-                if (!r)
-                    fatal("cochan: send failed");
+                if (!r) fatal("cochan: send failed");
             } else {
                 auto r = co_await mine.send(v).resume_on(post);
-                if (!r)
-                    fatal("cochan: send failed");
+                if (!r) fatal("cochan: send failed");
             }
         }
         mine.close();
@@ -56,13 +53,11 @@ template <class Rx, class Post> task consumer(Rx rx, tally& t, Post post, comple
         for (;;) {
             if constexpr (std::is_same_v<Post, resume_inline>) {
                 auto r = co_await mine.recv();
-                if (!r)
-                    break; // disconnected and drained: no token, so never cancelled
+                if (!r) break; // disconnected and drained: no token, so never cancelled
                 t.add(*r);
             } else {
                 auto r = co_await mine.recv().resume_on(post);
-                if (!r)
-                    break;
+                if (!r) break;
                 t.add(*r);
             }
         }
@@ -84,8 +79,7 @@ struct current_runtime {
     resume_inline poster() { return {}; }
     void run(completion& done) {
         loop.run();
-        if (!done.done())
-            fatal("cochan current: the loop ran dry with tasks still waiting");
+        if (!done.done()) fatal("cochan current: the loop ran dry with tasks still waiting");
     }
     event_loop loop;
 };
@@ -131,8 +125,7 @@ template <class Channel, class Runtime> class cochan_case {
     }
 
     void run() {
-        for (std::coroutine_handle<> h : handles_)
-            rt_.post(h);
+        for (std::coroutine_handle<> h : handles_) rt_.post(h);
         rt_.run(done_);
     }
 
@@ -175,8 +168,7 @@ void register_cochan() {
                 add_runtime<pool_runtime>(q, rt);
         }
         for (const topology& t : topologies()) {
-            if (t.producers != 1)
-                continue;
+            if (t.producers != 1) continue;
             const runtime& current = coroutine_runtimes[0];
             if (q == queue_kind::bounded)
                 add_case<false, true, current_posted_runtime>(q, current, "cochan_spmc_posted", t);

@@ -23,11 +23,9 @@ class limit_case {
         const std::uint64_t mask = cap - 1;
         std::uint64_t next = 1, head = 0, tail = 0; // tail - head values are buffered
         while (next <= total_values) {
-            while (tail - head < cap && next <= total_values)
-                ring_[tail++ & mask] = next++;
+            while (tail - head < cap && next <= total_values) ring_[tail++ & mask] = next++;
             benchmark::ClobberMemory(); // the pushes really happen before the pops
-            while (head != tail)
-                tally_->add(ring_[head++ & mask]);
+            while (head != tail) tally_->add(ring_[head++ & mask]);
             benchmark::ClobberMemory();
         }
     }
@@ -40,8 +38,7 @@ class limit_case {
 } // namespace
 
 void register_limit() {
-    for (queue_kind q : queue_kinds)
-        add<limit_case>(q, coroutine_runtimes[0], "limit", {1, 1});
+    for (queue_kind q : queue_kinds) add<limit_case>(q, coroutine_runtimes[0], "limit", {1, 1});
 }
 
 } // namespace bench::eco

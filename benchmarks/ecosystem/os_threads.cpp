@@ -56,10 +56,8 @@ class moodycamel_case {
         q_ = std::make_unique<queue>();
         slots_ = std::make_unique<moodycamel::LightweightSemaphore>(
             static_cast<moodycamel::LightweightSemaphore::ssize_t>(bounded_capacity));
-        for (unsigned p = 0; p < topo_.producers; ++p)
-            ptoks_.emplace_back(*q_);
-        for (unsigned c = 0; c < topo_.consumers; ++c)
-            ctoks_.emplace_back(*q_);
+        for (unsigned p = 0; p < topo_.producers; ++p) ptoks_.emplace_back(*q_);
+        for (unsigned c = 0; c < topo_.consumers; ++c) ctoks_.emplace_back(*q_);
         tallies_ = &t;
         producers_left_.store(topo_.producers, std::memory_order_relaxed);
     }
@@ -68,18 +66,14 @@ class moodycamel_case {
 
   private:
     void push(unsigned p, std::uint64_t v) {
-        if (bounded_)
-            slots_->wait();
-        if (!q_->enqueue(ptoks_[p], v))
-            fatal("moodycamel: enqueue failed");
+        if (bounded_) slots_->wait();
+        if (!q_->enqueue(ptoks_[p], v)) fatal("moodycamel: enqueue failed");
     }
 
     void produce(unsigned p) {
-        for (std::uint64_t i = topo_.first(p); i < topo_.last(p); ++i)
-            push(p, i + 1);
+        for (std::uint64_t i = topo_.first(p); i < topo_.last(p); ++i) push(p, i + 1);
         if (producers_left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            for (unsigned c = 0; c < topo_.consumers; ++c)
-                push(p, end_marker);
+            for (unsigned c = 0; c < topo_.consumers; ++c) push(p, end_marker);
         }
     }
 
@@ -88,10 +82,8 @@ class moodycamel_case {
         for (;;) {
             std::uint64_t v = 0;
             q_->wait_dequeue(ctoks_[c], v);
-            if (bounded_)
-                slots_->signal();
-            if (v == end_marker)
-                break;
+            if (bounded_) slots_->signal();
+            if (v == end_marker) break;
             t.add(v);
         }
     }
@@ -116,8 +108,7 @@ class locked_queue {
 
     void push(std::uint64_t v) {
         std::unique_lock lock(mutex_);
-        while (q_.size() >= capacity_)
-            not_full_.wait(lock);
+        while (q_.size() >= capacity_) not_full_.wait(lock);
         q_.push_back(v);
         lock.unlock();
         not_empty_.notify_one();
@@ -126,10 +117,8 @@ class locked_queue {
     /// False once closed and drained.
     bool pop(std::uint64_t& v) {
         std::unique_lock lock(mutex_);
-        while (q_.empty() && !closed_)
-            not_empty_.wait(lock);
-        if (q_.empty())
-            return false;
+        while (q_.empty() && !closed_) not_empty_.wait(lock);
+        if (q_.empty()) return false;
         v = q_.front();
         q_.pop_front();
         lock.unlock();
@@ -177,17 +166,14 @@ class mutex_deque_case {
 
   private:
     void produce(unsigned p) {
-        for (std::uint64_t i = topo_.first(p); i < topo_.last(p); ++i)
-            q_->push(i + 1);
-        if (producers_left_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-            q_->close();
+        for (std::uint64_t i = topo_.first(p); i < topo_.last(p); ++i) q_->push(i + 1);
+        if (producers_left_.fetch_sub(1, std::memory_order_acq_rel) == 1) q_->close();
     }
 
     void consume(unsigned c) {
         tally& t = (*tallies_)[c];
         std::uint64_t v = 0;
-        while (q_->pop(v))
-            t.add(v);
+        while (q_->pop(v)) t.add(v);
     }
 
     std::size_t capacity_;
@@ -219,11 +205,9 @@ template <bool Multi, bool Bounded> class cochan_blocking_case {
         txs_.clear();
         rxs_.clear();
         auto [tx, rx] = make_channel<Multi, Bounded>();
-        for (unsigned c = 0; c < topo_.consumers; ++c)
-            rxs_.push_back(rx);
+        for (unsigned c = 0; c < topo_.consumers; ++c) rxs_.push_back(rx);
         if constexpr (Multi) {
-            for (unsigned p = 0; p < topo_.producers; ++p)
-                txs_.push_back(tx);
+            for (unsigned p = 0; p < topo_.producers; ++p) txs_.push_back(tx);
         } else {
             txs_.push_back(std::move(tx));
         }
@@ -239,8 +223,7 @@ template <bool Multi, bool Bounded> class cochan_blocking_case {
         for (std::uint64_t i = topo_.first(p); i < topo_.last(p); ++i) {
             std::uint64_t v = i + 1;
             auto r = mine.blocking_send(v);
-            if (!r)
-                fatal("cochan_blocking: send failed");
+            if (!r) fatal("cochan_blocking: send failed");
         }
         mine.close();
     }
@@ -250,8 +233,7 @@ template <bool Multi, bool Bounded> class cochan_blocking_case {
         tally& t = (*tallies_)[c];
         for (;;) {
             auto r = mine.blocking_recv();
-            if (!r)
-                break;
+            if (!r) break;
             t.add(*r);
         }
     }
@@ -279,8 +261,7 @@ void register_os_threads() {
     for (queue_kind q : queue_kinds) {
         const bool b = q == queue_kind::bounded;
         for (const topology& t : topologies()) {
-            if (t.producers == 1)
-                add<moodycamel_case>(q, os_threads, "moodycamel", t);
+            if (t.producers == 1) add<moodycamel_case>(q, os_threads, "moodycamel", t);
             add<mutex_deque_case>(q, os_threads, "mutex_deque", t);
             if (t.producers == 1) {
                 if (b)

@@ -50,11 +50,9 @@ template <bool Multi, bool Bounded> void try_pair(benchmark::State& state) {
     auto [tx, rx] = make_channel<Multi, Bounded>();
     std::uint64_t v = 0;
     for (auto _ : state) {
-        if (!send_now<Bounded>(tx, ++v))
-            fatal("try_pair: send failed");
+        if (!send_now<Bounded>(tx, ++v)) fatal("try_pair: send failed");
         auto r = rx.try_recv();
-        if (!r)
-            fatal("try_pair: try_recv failed");
+        if (!r) fatal("try_pair: try_recv failed");
         benchmark::DoNotOptimize(*r);
     }
 }
@@ -65,8 +63,7 @@ template <bool Multi, bool Bounded> void try_pair(benchmark::State& state) {
 template <class Rx> task waiting_receiver(Rx rx, std::uint64_t& received) {
     for (;;) {
         auto r = co_await rx.recv();
-        if (!r)
-            break;
+        if (!r) break;
         ++received;
     }
 }
@@ -74,18 +71,14 @@ template <class Rx> task waiting_receiver(Rx rx, std::uint64_t& received) {
 template <bool Multi, bool Bounded, unsigned Waiters> void handoff(benchmark::State& state) {
     std::uint64_t received = 0;
     auto [tx, rx] = make_channel<Multi, Bounded>();
-    for (unsigned i = 0; i < Waiters; ++i)
-        waiting_receiver(rx, received).handle.resume();
+    for (unsigned i = 0; i < Waiters; ++i) waiting_receiver(rx, received).handle.resume();
     std::uint64_t v = 0;
     for (auto _ : state) {
-        if (!send_now<Bounded>(tx, ++v))
-            fatal("handoff: send failed");
+        if (!send_now<Bounded>(tx, ++v)) fatal("handoff: send failed");
     }
     tx.close(); // every receiver finishes and frees itself
-    if (received != v)
-        fatal("handoff: a value was not handed to a waiting receiver");
-    if (!rx.empty())
-        fatal("handoff: values were buffered instead of handed off");
+    if (received != v) fatal("handoff: a value was not handed to a waiting receiver");
+    if (!rx.empty()) fatal("handoff: values were buffered instead of handed off");
 }
 
 // ---- cancellation -----------------------------------------------------------------------------
@@ -108,11 +101,9 @@ struct park {
 template <class Rx> task cancelled_receiver(Rx rx, cancel_rounds& rounds) {
     for (;;) {
         co_await park{rounds};
-        if (!rounds.token)
-            break;
+        if (!rounds.token) break;
         auto r = co_await rx.recv(*rounds.token);
-        if (r || r.error() != cochan::recv_errc::cancelled)
-            fatal("cancel: not cancelled");
+        if (r || r.error() != cochan::recv_errc::cancelled) fatal("cancel: not cancelled");
         ++rounds.cancelled;
     }
 }
@@ -131,8 +122,7 @@ template <bool Multi> void cancel_recv(benchmark::State& state) {
     }
     rounds.token.reset();
     rounds.parked.resume(); // ends the receiver
-    if (rounds.cancelled != iterations)
-        fatal("cancel: a stop request did not cancel the recv");
+    if (rounds.cancelled != iterations) fatal("cancel: a stop request did not cancel the recv");
 }
 
 void stop_token_baseline(benchmark::State& state) {
@@ -146,8 +136,7 @@ void stop_token_baseline(benchmark::State& state) {
         std::stop_callback<counter> cb(source.get_token(), counter{&calls});
         source.request_stop();
     }
-    if (calls != static_cast<std::uint64_t>(state.iterations()))
-        fatal("baseline: callback lost");
+    if (calls != static_cast<std::uint64_t>(state.iterations())) fatal("baseline: callback lost");
 }
 
 // ---- blocking ping-pong -----------------------------------------------------------------------
@@ -158,18 +147,15 @@ template <bool Multi> void blocking_pingpong(benchmark::State& state) {
         auto [pong_tx, pong_rx] = make_channel<Multi, true>(1);
         std::thread echo([rx = std::move(ping_rx), tx = std::move(pong_tx)]() mutable {
             while (auto r = rx.blocking_recv()) {
-                if (!tx.blocking_send(*r))
-                    fatal("pingpong: echo send failed");
+                if (!tx.blocking_send(*r)) fatal("pingpong: echo send failed");
             }
             tx.close();
         });
         std::uint64_t v = 0;
         for (auto _ : state) {
-            if (!ping_tx.blocking_send(++v))
-                fatal("pingpong: send failed");
+            if (!ping_tx.blocking_send(++v)) fatal("pingpong: send failed");
             auto r = pong_rx.blocking_recv();
-            if (!r || *r != v)
-                fatal("pingpong: wrong echo");
+            if (!r || *r != v) fatal("pingpong: wrong echo");
         }
         ping_tx.close();
         echo.join();
@@ -207,16 +193,14 @@ void mutex_cv_pingpong(benchmark::State& state) {
     std::thread echo([&] {
         for (;;) {
             const std::uint64_t v = ping.take();
-            if (v == 0)
-                return;
+            if (v == 0) return;
             pong.put(v);
         }
     });
     std::uint64_t v = 0;
     for (auto _ : state) {
         ping.put(++v);
-        if (pong.take() != v)
-            fatal("mutex_cv_pingpong: wrong echo");
+        if (pong.take() != v) fatal("mutex_cv_pingpong: wrong echo");
     }
     ping.put(0);
     echo.join();

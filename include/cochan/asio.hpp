@@ -24,8 +24,8 @@
 #include <asio/system_executor.hpp>
 
 #include <atomic>
-#include <exception>
 #include <coroutine>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -35,9 +35,8 @@
 /// While the coroutine waits, the poster holds a work guard, so `io_context::run()` does not
 /// return under a coroutine that is still to be resumed there.
 template <class Executor>
-    requires(::asio::execution::is_executor<Executor>::value ||
-             ::asio::is_executor<Executor>::value)
-struct cochan::poster_traits<Executor> {
+requires(::asio::execution::is_executor<Executor>::value ||
+         ::asio::is_executor<Executor>::value) struct cochan::poster_traits<Executor> {
     static auto make(Executor ex) {
         return [work = ::asio::executor_work_guard<Executor>(ex)](std::coroutine_handle<> h) {
             ::asio::post(work.get_executor(), [h] { h.resume(); });
@@ -347,8 +346,8 @@ template <class Receiver, class CompletionToken>
 auto async_recv(const Receiver& rx, CompletionToken&& token) {
     using T = typename Receiver::value_type;
     auto* core = cochan::detail::core_access::core(rx);
-    return ::asio::async_initiate<CompletionToken, void(recv_result<T>)>(
-        detail::initiate_recv{}, token, core);
+    return ::asio::async_initiate<CompletionToken, void(recv_result<T>)>(detail::initiate_recv{},
+                                                                         token, core);
 }
 
 /// Sends `value` through a bounded sender as an Asio asynchronous operation. Completion
@@ -362,7 +361,9 @@ auto async_recv(const Receiver& rx, CompletionToken&& token) {
 /// Thread safety: as `tx.send(v)`; an SPMC sender must not have two sends in flight. The
 /// operation keeps the channel alive.
 template <class Sender, class CompletionToken>
-    requires requires(Sender& tx, typename Sender::value_type v) { tx.try_send(std::move(v)); }
+requires requires(Sender& tx, typename Sender::value_type v) {
+    tx.try_send(std::move(v));
+}
 auto async_send(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {
     using T = typename Sender::value_type;
     auto* core = cochan::detail::core_access::core(tx);

@@ -65,13 +65,13 @@ template <class V, class E> class [[nodiscard]] result {
 
     /// Holds a value.
     template <class... Args>
-    explicit result(std::in_place_t, Args&&... args) noexcept(
-        std::is_nothrow_constructible_v<V, Args...>)
+    explicit result(std::in_place_t,
+                    Args&&... args) noexcept(std::is_nothrow_constructible_v<V, Args...>)
         : data_(std::in_place_index<0>, std::forward<Args>(args)...) {}
 
     /// Holds an error.
-    explicit result(std::in_place_index_t<1>, E error) noexcept(
-        std::is_nothrow_move_constructible_v<E>)
+    explicit result(std::in_place_index_t<1>,
+                    E error) noexcept(std::is_nothrow_move_constructible_v<E>)
         : data_(std::in_place_index<1>, std::move(error)) {}
 
     bool has_value() const noexcept { return data_.index() == 0; }
@@ -109,8 +109,8 @@ template <class E> class [[nodiscard]] result<void, E> {
     /// Success.
     explicit result(std::in_place_t) noexcept {}
     /// Holds an error.
-    explicit result(std::in_place_index_t<1>, E error) noexcept(
-        std::is_nothrow_move_constructible_v<E>)
+    explicit result(std::in_place_index_t<1>,
+                    E error) noexcept(std::is_nothrow_move_constructible_v<E>)
         : error_(std::move(error)) {}
 
     bool has_value() const noexcept { return !error_.has_value(); }

@@ -22,8 +22,7 @@ template <channel_value T>
 using bounded_receiver = detail::basic_receiver<detail::bounded_core<T, detail::single_producer>>;
 /// The one producer of an unbounded SPMC channel: move-only; `send` never waits.
 template <channel_value T>
-using unbounded_sender =
-    detail::basic_sender<detail::unbounded_core<T, detail::single_producer>>;
+using unbounded_sender = detail::basic_sender<detail::unbounded_core<T, detail::single_producer>>;
 /// A consumer of an unbounded SPMC channel; copy to add competing consumers.
 template <channel_value T>
 using unbounded_receiver =

@@ -33,8 +33,7 @@ using cochan::asio::async_send;
 
 namespace {
 
-template <class Rx>
-asio::awaitable<void> consume(Rx rx, std::vector<std::uint64_t>& got) {
+template <class Rx> asio::awaitable<void> consume(Rx rx, std::vector<std::uint64_t>& got) {
     for (;;) {
         auto r = co_await async_recv(rx, asio::use_awaitable);
         if (!r) co_return;
@@ -167,8 +166,7 @@ TEST_CASE("asio: cancelling a receive granted but not yet delivered hands the va
     CHECK(*rx.try_recv() == 3); // nothing lost: the value went back to the channel
 }
 
-TEST_CASE("asio: cancelling a waiting send returns its value; a granted send completes",
-          "[asio]") {
+TEST_CASE("asio: cancelling a waiting send returns its value; a granted send completes", "[asio]") {
     asio::io_context io;
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(0));
@@ -285,9 +283,10 @@ TEST_CASE("asio: operation state comes from the handler's associated allocator",
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
     allocations = deallocations = 0;
     bool done = false;
-    async_recv(rx, asio::bind_allocator(
-                       counting_allocator<int>(),
-                       asio::bind_executor(io, [&](cochan::recv_result<int> r) { done = r.has_value(); })));
+    async_recv(rx, asio::bind_allocator(counting_allocator<int>(),
+                                        asio::bind_executor(io, [&](cochan::recv_result<int> r) {
+                                            done = r.has_value();
+                                        })));
     CHECK(allocations == 1);
     REQUIRE(tx.try_send(1));
     io.run();
@@ -301,9 +300,8 @@ TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "
     std::optional<cochan::send_result<int>> sent;
     {
         auto [tx, rx] = cochan::spmc::bounded<int>(1);
-        async_recv(rx, asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                       got.emplace(std::move(r));
-                   }));
+        async_recv(rx, asio::bind_executor(
+                           io, [&](cochan::recv_result<int> r) { got.emplace(std::move(r)); }));
         REQUIRE(tx.try_send(0)); // granted to the operation
         async_send(tx, 1, asio::bind_executor(io, [&](cochan::send_result<int> r) {
                        sent.emplace(std::move(r));
@@ -339,7 +337,7 @@ TEST_CASE("asio: cancelling an immediate receive while a sender waits loses noth
     io.poll(); // not run(): the waiting send keeps work on the io_context
     REQUIRE(got);
     CHECK(got->error() == cochan::recv_errc::cancelled);
-    CHECK_FALSE(sent); // the slot 1 went back to is still taken: the sender keeps waiting
+    CHECK_FALSE(sent);          // the slot 1 went back to is still taken: the sender keeps waiting
     CHECK(*rx.try_recv() == 1); // 1 went back to the head; taking it admits the sender
     io.run();
     REQUIRE(sent);

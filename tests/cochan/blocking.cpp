@@ -19,7 +19,6 @@
 using namespace cochan_test;
 using namespace std::chrono_literals;
 
-
 TEST_CASE("blocking: a thread producer feeds coroutine consumers", "[blocking][threads]") {
     constexpr std::uint64_t n = 4096;
     auto [tx, rx] = cochan::spmc::bounded<std::uint64_t>(8);
@@ -110,8 +109,7 @@ TEST_CASE("blocking: threads and coroutines wait in one FIFO", "[blocking]") {
     CHECK(thread_got == 2);
 }
 
-TEST_CASE("blocking: a stop request cancels a blocked receive and a blocked send",
-          "[blocking]") {
+TEST_CASE("blocking: a stop request cancels a blocked receive and a blocked send", "[blocking]") {
     auto channel = cochan::mpmc::bounded<int>(1);
     auto& tx = channel.first;
     auto& rx = channel.second;
@@ -132,7 +130,8 @@ TEST_CASE("blocking: a stop request cancels a blocked receive and a blocked send
     std::atomic<int> send_value{-1};
     std::thread sender([&] {
         auto r = tx.blocking_send(2, stop_send.get_token());
-        send_value = r ? 100 : (r.error().reason == cochan::send_errc::cancelled ? r.error().value : -2);
+        send_value =
+            r ? 100 : (r.error().reason == cochan::send_errc::cancelled ? r.error().value : -2);
     });
     stop_send.request_stop();
     sender.join();

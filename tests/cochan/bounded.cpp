@@ -215,8 +215,8 @@ TEST_CASE("a cancelled waiting MPMC sender passes its turn to the next", "[bound
     CHECK(*rx.try_recv() == 2);
 }
 
-TEMPLATE_TEST_CASE("a value granted to a waiting receiver holds its slot until taken",
-                   "[bounded]", spmc_bounded<int>, mpmc_bounded<int>) {
+TEMPLATE_TEST_CASE("a value granted to a waiting receiver holds its slot until taken", "[bounded]",
+                   spmc_bounded<int>, mpmc_bounded<int>) {
     // Strict capacity counts values granted but not yet taken by their receiver.
     auto [tx, rx] = TestType::make(1);
     manual_scheduler sched;

@@ -106,16 +106,28 @@ void run(Channel channel, std::uint64_t producers, std::uint64_t consumers,
 
 TEST_CASE("SPMC 1P/8C on a thread pool delivers every value exactly once", "[threads]") {
     constexpr std::uint64_t n = 4096;
-    SECTION("bounded(1)") { run(cochan::spmc::bounded<std::uint64_t>(1), 1, 8, n); }
-    SECTION("bounded(64)") { run(cochan::spmc::bounded<std::uint64_t>(64), 1, 8, n); }
-    SECTION("unbounded") { run(cochan::spmc::unbounded<std::uint64_t>(), 1, 8, n); }
+    SECTION("bounded(1)") {
+        run(cochan::spmc::bounded<std::uint64_t>(1), 1, 8, n);
+    }
+    SECTION("bounded(64)") {
+        run(cochan::spmc::bounded<std::uint64_t>(64), 1, 8, n);
+    }
+    SECTION("unbounded") {
+        run(cochan::spmc::unbounded<std::uint64_t>(), 1, 8, n);
+    }
 }
 
 TEST_CASE("MPMC 8P/8C on a thread pool delivers every value exactly once", "[threads][mpmc]") {
     constexpr std::uint64_t n = 512;
-    SECTION("bounded(1)") { run(cochan::mpmc::bounded<std::uint64_t>(1), 8, 8, n); }
-    SECTION("bounded(32)") { run(cochan::mpmc::bounded<std::uint64_t>(32), 8, 8, n); }
-    SECTION("unbounded") { run(cochan::mpmc::unbounded<std::uint64_t>(), 8, 8, n); }
+    SECTION("bounded(1)") {
+        run(cochan::mpmc::bounded<std::uint64_t>(1), 8, 8, n);
+    }
+    SECTION("bounded(32)") {
+        run(cochan::mpmc::bounded<std::uint64_t>(32), 8, 8, n);
+    }
+    SECTION("unbounded") {
+        run(cochan::mpmc::unbounded<std::uint64_t>(), 8, 8, n);
+    }
 }
 
 // ---- stress: random stop requests, receiver clones and drops, early close ------------------
@@ -265,7 +277,8 @@ detached stress_produce(round_env& env, Tx tx, std::uint64_t first, std::uint64_
                 auto token = env.monkey.maybe_offer(rng);
                 std::optional<cochan::send_result<tracked>> r;
                 if (rng() % 2) {
-                    r.emplace(co_await tx.send(std::move(*v), token).resume_on(env.pool.executor()));
+                    r.emplace(
+                        co_await tx.send(std::move(*v), token).resume_on(env.pool.executor()));
                 } else {
                     r.emplace(co_await tx.send(std::move(*v), token));
                 }
@@ -357,10 +370,22 @@ void stress(std::chrono::seconds budget, int max_rounds) {
     int rounds = 0;
     while (rounds < max_rounds && std::chrono::steady_clock::now() < end) {
         switch (rng() % 4) {
-        case 0: stress_round([&] { return cochan::spmc::bounded<tracked>(1 + rng() % 4); }, false, rng, pool, monkey, stats); break;
-        case 1: stress_round([] { return cochan::spmc::unbounded<tracked>(); }, false, rng, pool, monkey, stats); break;
-        case 2: stress_round([&] { return cochan::mpmc::bounded<tracked>(1 + rng() % 4); }, true, rng, pool, monkey, stats); break;
-        default: stress_round([] { return cochan::mpmc::unbounded<tracked>(); }, true, rng, pool, monkey, stats); break;
+        case 0:
+            stress_round([&] { return cochan::spmc::bounded<tracked>(1 + rng() % 4); }, false, rng,
+                         pool, monkey, stats);
+            break;
+        case 1:
+            stress_round([] { return cochan::spmc::unbounded<tracked>(); }, false, rng, pool,
+                         monkey, stats);
+            break;
+        case 2:
+            stress_round([&] { return cochan::mpmc::bounded<tracked>(1 + rng() % 4); }, true, rng,
+                         pool, monkey, stats);
+            break;
+        default:
+            stress_round([] { return cochan::mpmc::unbounded<tracked>(); }, true, rng, pool, monkey,
+                         stats);
+            break;
         }
         ++rounds;
     }

@@ -55,7 +55,8 @@ TEMPLATE_TEST_CASE("receivers compete in FIFO order and drain after the sender d
     CHECK(t.result().error() == cochan::recv_errc::disconnected);
 }
 
-TEMPLATE_TEST_CASE("waiting receivers are served oldest first", "[contract]", COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("waiting receivers are served oldest first", "[contract]",
+                   COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     auto rx2 = rx;
     manual_scheduler sched;
@@ -97,7 +98,7 @@ TEMPLATE_TEST_CASE("one send wakes one of eight receivers and destroying a grant
     for (int i = 0; i < 8; ++i) waiters.push_back(recv_via(rx, sched));
 
     REQUIRE(push(tx, 7));
-    CHECK(sched.posted_total() == 1); // targeted: exactly one wake-up
+    CHECK(sched.posted_total() == 1);                         // targeted: exactly one wake-up
     CHECK(rx.try_recv().error() == cochan::recv_errc::empty); // granted, not buffered: no barging
 
     // Each granted receiver is destroyed before it runs: the value passes to the next, one
@@ -186,8 +187,8 @@ TEMPLATE_TEST_CASE("sender disconnection wakes every receiver once", "[contract]
     CHECK(r.error().value == 1);
 }
 
-TEMPLATE_TEST_CASE("buffered, received and rejected values are each destroyed once",
-                   "[contract]", COCHAN_ALL_KINDS(counted)) {
+TEMPLATE_TEST_CASE("buffered, received and rejected values are each destroyed once", "[contract]",
+                   COCHAN_ALL_KINDS(counted)) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make();

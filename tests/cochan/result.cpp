@@ -34,8 +34,8 @@ TEST_CASE("send_result hands a move-only value back", "[result]") {
     CHECK_THROWS_AS(ok.error(), cochan::bad_result_access);
 
     cochan::send_result<std::unique_ptr<int>> failed(
-        std::in_place_index<1>,
-        cochan::send_error<std::unique_ptr<int>>{cochan::send_errc::full, std::make_unique<int>(7)});
+        std::in_place_index<1>, cochan::send_error<std::unique_ptr<int>>{cochan::send_errc::full,
+                                                                         std::make_unique<int>(7)});
     REQUIRE_FALSE(failed);
     CHECK(failed.error().reason == cochan::send_errc::full);
     std::unique_ptr<int> back = std::move(failed).error().value;
@@ -47,7 +47,8 @@ TEST_CASE("send_result hands a move-only value back", "[result]") {
 TEST_CASE("error codes describe themselves", "[result]") {
     CHECK(std::string(cochan::to_string(cochan::send_errc::disconnected)).find("disconnected") !=
           std::string::npos);
-    CHECK(std::string(cochan::to_string(cochan::send_errc::full)).find("full") != std::string::npos);
+    CHECK(std::string(cochan::to_string(cochan::send_errc::full)).find("full") !=
+          std::string::npos);
     CHECK(std::string(cochan::to_string(cochan::recv_errc::empty)).find("empty") !=
           std::string::npos);
     CHECK(std::string(cochan::to_string(cochan::recv_errc::cancelled)).find("cancel") !=

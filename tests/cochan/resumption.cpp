@@ -130,8 +130,7 @@ TEST_CASE("resume_on resumes through the given invocable, not inline", "[resumpt
     CHECK(resumed_on != std::this_thread::get_id());
 }
 
-TEST_CASE("by default a woken receiver resumes inline on the completing thread",
-          "[resumption]") {
+TEST_CASE("by default a woken receiver resumes inline on the completing thread", "[resumption]") {
     auto channel = cochan::spmc::bounded<int>(4);
     auto& tx = channel.first; // not a structured binding: clang 14 lambdas cannot capture those
     auto& rx = channel.second;

@@ -48,9 +48,10 @@ TEMPLATE_TEST_CASE("counted values: nothing leaks and nothing is destroyed twice
         manual_scheduler sched;
         std::vector<task<cochan::recv_result<counted>>> waiters;
         for (int i = 0; i < 3; ++i) {
-            waiters.push_back([](auto& rx, manual_scheduler& s) -> task<cochan::recv_result<counted>> {
-                co_return co_await rx.recv().resume_on(s.executor());
-            }(rx, sched));
+            waiters.push_back(
+                [](auto& rx, manual_scheduler& s) -> task<cochan::recv_result<counted>> {
+                    co_return co_await rx.recv().resume_on(s.executor());
+                }(rx, sched));
         }
         for (int i = 0; i < 6; ++i) REQUIRE(push(tx, counted(i)));
         // Three values were granted to the waiters, three are buffered. Destroy one granted
@@ -116,8 +117,7 @@ TEMPLATE_TEST_CASE("a throwing move leaves the channel valid and loses no other 
     CHECK(throwing_move::live() == 0);
 }
 
-TEST_CASE("a throwing move while admitting a waiting sender reaches that sender only",
-          "[types]") {
+TEST_CASE("a throwing move while admitting a waiting sender reaches that sender only", "[types]") {
     throwing_move::reset();
     {
         auto [tx, rx] = cochan::spmc::bounded<throwing_move>(1);

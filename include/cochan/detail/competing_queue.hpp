@@ -103,9 +103,11 @@ template <class T, class Storage, class Producers> class competing_queue {
         std::unique_lock lock(mutex_);
         if (--senders_ != 0) return;
         // Receivers wait only while the buffer is empty: all of them now see `disconnected`.
-        while (!recv_waiters_.empty()) batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
+        while (!recv_waiters_.empty())
+            batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
         // A send can still wait here only if its own endpoint was closed under it (see close()).
-        while (!send_waiters_.empty()) batch.complete(send_waiters_.pop_front(), outcome::disconnected);
+        while (!send_waiters_.empty())
+            batch.complete(send_waiters_.pop_front(), outcome::disconnected);
         lock.unlock();
         batch.notify_all();
     }
@@ -116,10 +118,12 @@ template <class T, class Storage, class Producers> class competing_queue {
         completion_batch batch;
         std::unique_lock lock(mutex_);
         if (--receivers_ != 0) return;
-        while (!send_waiters_.empty()) batch.complete(send_waiters_.pop_front(), outcome::disconnected);
+        while (!send_waiters_.empty())
+            batch.complete(send_waiters_.pop_front(), outcome::disconnected);
         // Only an operation that outlived its receiver can still wait here (an Asio operation,
         // which keeps the queue alive itself): it sees the disconnection too.
-        while (!recv_waiters_.empty()) batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
+        while (!recv_waiters_.empty())
+            batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
         Storage doomed(std::move(storage_));
         lock.unlock();
         batch.notify_all();
@@ -149,8 +153,8 @@ template <class T, class Storage, class Producers> class competing_queue {
     /// Offers `v` without waiting. On `ok`, `v` was moved from; otherwise it is untouched.
     /// Exception safety: strong (a throwing move of `T` changes nothing and propagates).
     send_status try_send(T& v) {
-        completion_batch batch;          // destroyed last: notifies after the lock is released
-        producer_scope producer(*this);  // and after the SPMC busy flag is cleared
+        completion_batch batch;         // destroyed last: notifies after the lock is released
+        producer_scope producer(*this); // and after the SPMC busy flag is cleared
         std::unique_lock lock(mutex_);
         if (receivers_ == 0) return send_status::disconnected;
         if (!slot_free()) return send_status::full;
@@ -274,8 +278,8 @@ template <class T, class Storage, class Producers> class competing_queue {
     /// A receiver that holds a value it will not return to its caller (its coroutine was
     /// destroyed after the grant, or moving the value out to the caller threw) gives it back:
     /// to the next receiver waiter, else to the head of the buffer. A grant is never stranded.
-    /// `was_grant`: the value was granted and holds one of the outstanding grants' slots. A value the
-    /// receiver popped itself gave its slot up already; it goes back only if a slot is free,
+    /// `was_grant`: the value was granted and holds one of the outstanding grants' slots. A value
+    /// the receiver popped itself gave its slot up already; it goes back only if a slot is free,
     /// and is destroyed otherwise (docs/design.md, exception safety).
     void hand_back(std::optional<T>& slot, bool was_grant) noexcept {
         completion_batch batch;
@@ -340,7 +344,9 @@ template <class T, class Storage, class Producers> class competing_queue {
         ~producer_scope() {
             if (q_ != nullptr) q_->leave_producer();
         }
-        void keep() noexcept { q_ = nullptr; }
+        void keep() noexcept {
+            q_ = nullptr;
+        }
 
       private:
         competing_queue* q_ = nullptr; // set only when the debug check is on
@@ -445,17 +451,17 @@ template <class T, class Storage, class Producers> class competing_queue {
     }
 
     channel_lock mutex_;
-    Storage storage_;                                // guarded by mutex_
-    std::size_t granted_ = 0;                        // guarded by mutex_ (bounded only)
-    std::atomic<std::size_t> released_{0};           // grants taken; see release_grant()
-    std::atomic<bool> send_waiting_{false};          // a sender may wait; see release_grant()
-    const std::size_t capacity_;                     // immutable
-    waiter_list recv_waiters_;                       // guarded by mutex_
-    typename Producers::send_waiters send_waiters_;  // guarded by mutex_
-    std::size_t senders_ = 1;                        // guarded by mutex_
-    std::size_t receivers_ = 1;                      // guarded by mutex_
-    std::atomic<std::size_t> refs_{2};               // endpoint objects alive; see release()
-    std::atomic<bool> producer_busy_{false};         // SPMC debug check only; see producer_scope
+    Storage storage_;                               // guarded by mutex_
+    std::size_t granted_ = 0;                       // guarded by mutex_ (bounded only)
+    std::atomic<std::size_t> released_{0};          // grants taken; see release_grant()
+    std::atomic<bool> send_waiting_{false};         // a sender may wait; see release_grant()
+    const std::size_t capacity_;                    // immutable
+    waiter_list recv_waiters_;                      // guarded by mutex_
+    typename Producers::send_waiters send_waiters_; // guarded by mutex_
+    std::size_t senders_ = 1;                       // guarded by mutex_
+    std::size_t receivers_ = 1;                     // guarded by mutex_
+    std::atomic<std::size_t> refs_{2};              // endpoint objects alive; see release()
+    std::atomic<bool> producer_busy_{false};        // SPMC debug check only; see producer_scope
 };
 
 } // namespace cochan::detail

@@ -19,8 +19,9 @@ concept channel_value = std::is_object_v<T> && !std::is_const_v<T> && !std::is_a
 /// loop's post. It is called once, with the suspended coroutine's handle, after the channel's
 /// lock is released; it must not throw (a throwing post terminates the program).
 template <class P>
-concept coroutine_poster = std::move_constructible<std::decay_t<P>> &&
-                           std::invocable<std::decay_t<P>&, std::coroutine_handle<>>;
+concept coroutine_poster =
+    std::move_constructible<std::decay_t<P>> && std::invocable < std::decay_t<P>
+&, std::coroutine_handle < >> ;
 
 /// Extension point: how to resume a coroutine through a `P` that is not itself invocable with
 /// a handle (an executor type of some library). A specialization provides
@@ -30,9 +31,8 @@ template <class P> struct poster_traits {};
 
 /// Something `resume_on` accepts: a `coroutine_poster`, or a type `poster_traits` adapts.
 template <class P>
-concept resume_target =
-    coroutine_poster<P> || requires(std::decay_t<P> p) {
-        { poster_traits<std::decay_t<P>>::make(std::move(p)) } -> coroutine_poster;
-    };
+concept resume_target = coroutine_poster<P> || requires(std::decay_t<P> p) {
+    { poster_traits<std::decay_t<P>>::make(std::move(p)) } -> coroutine_poster;
+};
 
 } // namespace cochan

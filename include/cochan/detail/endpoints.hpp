@@ -29,7 +29,8 @@ template <class Core> class sender_ref_base {
   protected:
     sender_ref_base(Core* core) noexcept : core_(core) {}
     sender_ref_base(sender_ref_base&& other) noexcept
-        : core_(std::exchange(other.core_, nullptr)), closed_(std::exchange(other.closed_, false)) {}
+        : core_(std::exchange(other.core_, nullptr)), closed_(std::exchange(other.closed_, false)) {
+    }
     sender_ref_base& operator=(sender_ref_base&& other) noexcept {
         if (this != &other) {
             reset();
@@ -126,14 +127,10 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     /// are served in FIFO order; a freed slot is granted to the oldest, never taken by a later
     /// `try_send`. Exception safety: if moving `v` into the channel throws, the exception
     /// propagates from the `co_await` and the channel is unchanged.
-    send_awaitable<Core> send(value_type v)
-        requires(bounded && !multi)
-    {
+    send_awaitable<Core> send(value_type v) requires(bounded && !multi) {
         return make_send(std::move(v), {});
     }
-    send_awaitable<Core> send(value_type v) const
-        requires(bounded && multi)
-    {
+    send_awaitable<Core> send(value_type v) const requires(bounded&& multi) {
         return make_send(std::move(v), {});
     }
 
@@ -141,27 +138,19 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     /// and `v` back, unless it was already granted a slot (then it completes normally). A token
     /// already stopped when the send starts cancels it without touching the channel.
     /// On cancellation the coroutine resumes on the thread that called `request_stop()`.
-    send_awaitable<Core> send(value_type v, std::stop_token token)
-        requires(bounded && !multi)
-    {
+    send_awaitable<Core> send(value_type v, std::stop_token token) requires(bounded && !multi) {
         return make_send(std::move(v), std::move(token));
     }
-    send_awaitable<Core> send(value_type v, std::stop_token token) const
-        requires(bounded && multi)
-    {
+    send_awaitable<Core> send(value_type v, std::stop_token token) const requires(bounded&& multi) {
         return make_send(std::move(v), std::move(token));
     }
 
     /// Enqueues `v` if a slot is free, without waiting: success, or `full` / `disconnected`
     /// with `v` back. Never takes a slot granted to a waiting sender. Exception safety: strong.
-    send_result<value_type> try_send(value_type v)
-        requires(bounded && !multi)
-    {
+    send_result<value_type> try_send(value_type v) requires(bounded && !multi) {
         return send_now(v);
     }
-    send_result<value_type> try_send(value_type v) const
-        requires(bounded && multi)
-    {
+    send_result<value_type> try_send(value_type v) const requires(bounded&& multi) {
         return send_now(v);
     }
 
@@ -170,14 +159,12 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
     /// transition that completes its send (no polling). Do not call it from a coroutine that
     /// runs on a thread the channel's receivers need in order to make progress.
-    send_result<value_type> blocking_send(value_type v, std::stop_token token = {})
-        requires(bounded && !multi)
-    {
+    send_result<value_type> blocking_send(value_type v,
+                                          std::stop_token token = {}) requires(bounded && !multi) {
         return blocking(std::move(v), std::move(token));
     }
     send_result<value_type> blocking_send(value_type v, std::stop_token token = {}) const
-        requires(bounded && multi)
-    {
+        requires(bounded&& multi) {
         return blocking(std::move(v), std::move(token));
     }
 
@@ -188,27 +175,17 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     /// call returns, or later if this thread is already inside the trampoline. Exception
     /// safety: strong (`std::bad_alloc` or a throwing move of `T` propagate; `v` is destroyed
     /// with the argument, the channel is unchanged).
-    send_result<value_type> send(value_type v)
-        requires(!bounded && !multi)
-    {
-        return send_now(v);
-    }
-    send_result<value_type> send(value_type v) const
-        requires(!bounded && multi)
-    {
+    send_result<value_type> send(value_type v) requires(!bounded && !multi) { return send_now(v); }
+    send_result<value_type> send(value_type v) const requires(!bounded && multi) {
         return send_now(v);
     }
 
     /// `blocking_send(v)` on an unbounded channel is `send(v)`: it never waits. Provided so code
     /// written for the blocking API works with every channel kind.
-    send_result<value_type> blocking_send(value_type v)
-        requires(!bounded && !multi)
-    {
+    send_result<value_type> blocking_send(value_type v) requires(!bounded && !multi) {
         return send_now(v);
     }
-    send_result<value_type> blocking_send(value_type v) const
-        requires(!bounded && multi)
-    {
+    send_result<value_type> blocking_send(value_type v) const requires(!bounded && multi) {
         return send_now(v);
     }
 
@@ -229,11 +206,7 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     std::size_t size() const noexcept { return core()->size(); }
     bool empty() const noexcept { return size() == 0; }
     /// The bound given to `bounded(capacity)`.
-    std::size_t capacity() const noexcept
-        requires bounded
-    {
-        return core()->capacity();
-    }
+    std::size_t capacity() const noexcept requires bounded { return core()->capacity(); }
 
   private:
     friend struct core_access;
@@ -268,7 +241,8 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
                                            send_error<value_type>{send_errc::full, std::move(v)});
         default:
             return send_result<value_type>(
-                std::in_place_index<1>, send_error<value_type>{send_errc::disconnected, std::move(v)});
+                std::in_place_index<1>,
+                send_error<value_type>{send_errc::disconnected, std::move(v)});
         }
     }
 };
@@ -344,11 +318,7 @@ template <class Core> class basic_receiver {
     std::size_t size() const noexcept { return core()->size(); }
     bool empty() const noexcept { return size() == 0; }
     /// The bound given to `bounded(capacity)`.
-    std::size_t capacity() const noexcept
-        requires Core::bounded
-    {
-        return core()->capacity();
-    }
+    std::size_t capacity() const noexcept requires Core::bounded { return core()->capacity(); }
 
   private:
     friend struct core_access;

@@ -23,8 +23,7 @@ std::pair<basic_sender<Core>, basic_receiver<Core>> make_channel(Core* core) noe
 }
 
 /// `kind` names the factory in the exception's message, e.g. "cochan::spmc::bounded".
-template <class T, class Producers>
-auto make_bounded(std::size_t capacity, const char* kind) {
+template <class T, class Producers> auto make_bounded(std::size_t capacity, const char* kind) {
     if (capacity == 0) {
         throw std::invalid_argument(std::string(kind) +
                                     ": capacity must be greater than 0 (there is no rendezvous "

@@ -113,7 +113,8 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
     template <resume_target Post>
     recv_awaitable<Core, resume_via_t<Post>> resume_on(Post&& post) && {
         finished_ = true; // this one is never awaited: its destructor has nothing to undo
-        return {core_, std::move(token_), resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
+        return {core_, std::move(token_),
+                resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
     bool await_ready() const noexcept { return false; }

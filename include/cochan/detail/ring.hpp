@@ -18,17 +18,19 @@ template <class T> class ring {
     static constexpr bool bounded = true;
 
     explicit ring(std::size_t capacity)
-        : slots_(static_cast<T*>(::operator new(capacity * sizeof(T), std::align_val_t{alignof(T)}))),
+        : slots_(
+              static_cast<T*>(::operator new (capacity * sizeof(T), std::align_val_t{alignof(T)}))),
           capacity_(capacity) {}
 
     ring(ring&& other) noexcept
-        : slots_(std::exchange(other.slots_, nullptr)), capacity_(std::exchange(other.capacity_, 0)),
-          head_(std::exchange(other.head_, 0)), size_(std::exchange(other.size_, 0)) {}
+        : slots_(std::exchange(other.slots_, nullptr)),
+          capacity_(std::exchange(other.capacity_, 0)), head_(std::exchange(other.head_, 0)),
+          size_(std::exchange(other.size_, 0)) {}
     ring& operator=(ring&&) = delete;
 
     ~ring() {
         clear();
-        if (slots_ != nullptr) ::operator delete(slots_, std::align_val_t{alignof(T)});
+        if (slots_ != nullptr) ::operator delete (slots_, std::align_val_t{alignof(T)});
     }
 
     std::size_t size() const noexcept { return size_; }

@@ -20,8 +20,7 @@ template <class T> class segmented_queue {
   public:
     static constexpr bool bounded = false;
     /// Values per segment: about 2 KiB of payload, between 8 and 256 values.
-    static constexpr std::size_t segment_size =
-        std::clamp<std::size_t>(2048 / sizeof(T), 8, 256);
+    static constexpr std::size_t segment_size = std::clamp<std::size_t>(2048 / sizeof(T), 8, 256);
 
     segmented_queue() = default;
     segmented_queue(segmented_queue&& other) noexcept

@@ -34,10 +34,10 @@ struct waiter_base {
     /// not touch the queue: the waiter's owner may destroy its endpoint as soon as it resumes.
     using notify_fn = void (*)(waiter_base*) noexcept;
 
-    waiter_base* next_ = nullptr;       // list link; guarded by the lock while linked, then used
-    waiter_base* prev_ = nullptr;       // by the completer's batch and the trampoline queue
-    notify_fn notify_ = nullptr;        // set by the owner before linking
-    std::coroutine_handle<> handle_{};  // set by the owner before linking; used by notify_
+    waiter_base* next_ = nullptr;         // list link; guarded by the lock while linked, then used
+    waiter_base* prev_ = nullptr;         // by the completer's batch and the trampoline queue
+    notify_fn notify_ = nullptr;          // set by the owner before linking
+    std::coroutine_handle<> handle_{};    // set by the owner before linking; used by notify_
     wait_state state_ = wait_state::idle; // guarded by the lock
     outcome outcome_ = outcome::none;     // guarded by the lock until `done`
     bool stop_seen_ = false; // guarded by the lock: a stop request arrived before linking
