@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Every check CI runs, each stage in its own build dir under build/check/.
-# Usage: scripts/check.sh [release|asan|tsan|clang]   (no argument: all four, in that order)
+# Usage: scripts/check.sh [format|release|asan|tsan|clang]   (no argument: all, in that order)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only=${1:-all}
 case $only in
-    all|release|asan|tsan|clang) ;;
-    *) echo "usage: $0 [release|asan|tsan|clang]" >&2; exit 2 ;;
+    all|format|release|asan|tsan|clang) ;;
+    *) echo "usage: $0 [format|release|asan|tsan|clang]" >&2; exit 2 ;;
 esac
 export DEBIAN_FRONTEND=noninteractive
 
 # Installed only when missing, so a warm machine starts building at once. The last four are
 # for the benchmarks and the Asio integration.
-packages=(build-essential cmake ninja-build clang libclang-rt-14-dev catch2 git
+packages=(build-essential cmake ninja-build clang clang-format libclang-rt-14-dev catch2 git
           libbenchmark-dev libasio-dev libboost-fiber-dev libconcurrentqueue-dev)
 missing=()
 for p in "${packages[@]}"; do
@@ -51,6 +51,14 @@ finish() {
 }
 trap finish EXIT
 
+# Every tracked C++ source must be as clang-format 14 writes it (.clang-format).
+stage_format() {
+    local start=$SECONDS
+    current=format
+    echo "=== format: clang-format --dry-run -Werror"
+    git ls-files '*.hpp' '*.cpp' ':!tests/cmake/' | xargs clang-format --dry-run -Werror
+    summary+=("format: passed in $((SECONDS - start))s")
+}
 stage_release() { stage release g++ Release 2 -DCOCHAN_TEST_CONSUMERS=ON; }
 stage_asan() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -68,7 +76,7 @@ stage_tsan() {
 stage_clang() { stage clang clang++ Release 2; }
 
 if [[ $only == all ]]; then
-    stage_release; stage_asan; stage_tsan; stage_clang
+    stage_format; stage_release; stage_asan; stage_tsan; stage_clang
 else
     "stage_$only"
 fi
