@@ -137,13 +137,26 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
         switch (this->outcome_) {
         case outcome::ok:
         case outcome::granted: {
-            recv_result<T> r(std::in_place, std::move(*this->slot_)); // may throw: see ~
-            this->slot_.reset();
-            finished_ = true;
-            if constexpr (Core::bounded) {
-                if (this->outcome_ == outcome::granted) core_->release_grant();
-            }
-            return r;
+            // The result is built in place, in one move from the slot; the bookkeeping runs
+            // only once that move succeeded. If it throws, the value is still in the slot and
+            // the destructor hands it back.
+            struct on_success {
+                recv_awaitable& self;
+                int exceptions = std::is_nothrow_move_constructible_v<T>
+                                     ? 0
+                                     : std::uncaught_exceptions();
+                ~on_success() {
+                    if constexpr (!std::is_nothrow_move_constructible_v<T>) {
+                        if (std::uncaught_exceptions() != exceptions) return;
+                    }
+                    self.slot_.reset();
+                    self.finished_ = true;
+                    if constexpr (Core::bounded) {
+                        if (self.outcome_ == outcome::granted) self.core_->release_grant();
+                    }
+                }
+            } done{*this};
+            return recv_result<T>(std::in_place, std::move(*this->slot_));
         }
         case outcome::disconnected:
             finished_ = true;
