@@ -73,7 +73,8 @@ stage_tsan() {
         stage tsan clang++ RelWithDebInfo 1 -DCOCHAN_SANITIZE=thread -DCOCHAN_STRESS_TESTS=ON \
             -DCOCHAN_BUILD_BENCHMARKS=OFF
 }
-stage_clang() { stage clang clang++ Release 2; }
+# The clang stage also builds the libFuzzer target and fuzzes for 60 s (tests/fuzz/).
+stage_clang() { stage clang clang++ Release 2 -DCOCHAN_FUZZ=ON; }
 
 if [[ $only == all ]]; then
     stage_format; stage_release; stage_asan; stage_tsan; stage_clang
