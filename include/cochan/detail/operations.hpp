@@ -142,9 +142,8 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
             // the destructor hands it back.
             struct on_success {
                 recv_awaitable& self;
-                int exceptions = std::is_nothrow_move_constructible_v<T>
-                                     ? 0
-                                     : std::uncaught_exceptions();
+                int exceptions =
+                    std::is_nothrow_move_constructible_v<T> ? 0 : std::uncaught_exceptions();
                 ~on_success() {
                     if constexpr (!std::is_nothrow_move_constructible_v<T>) {
                         if (std::uncaught_exceptions() != exceptions) return;
