@@ -116,7 +116,7 @@ template <class Derived, class Handler> class op_base {
     /// Called after the channel released its lock: hop to the handler's executor.
     void post_completion() noexcept {
         auto ex = work_.get_executor();
-        Derived* self = static_cast<Derived*>(this);
+        auto* self = static_cast<Derived*>(this);
         ::asio::post(ex, [self] { self->complete(); });
     }
 
@@ -236,11 +236,12 @@ class send_op final : public cochan::detail::send_waiter<typename Core::value_ty
     friend memory;
 
   public:
-    send_op(Core* core, T&& value, Handler&& h)
-        : base(std::move(h)), core_(core), value_(std::move(value)) {}
+    template <class V>
+    send_op(Core* core, V&& value, Handler&& h)
+        : base(std::move(h)), core_(core), value_(std::forward<V>(value)) {}
 
-    static void start(Core* core, bool closed, T&& value, Handler&& h) {
-        send_op* op = memory::create(h, core, std::move(value), std::move(h));
+    template <class V> static void start(Core* core, bool closed, V&& value, Handler&& h) {
+        send_op* op = memory::create(h, core, std::forward<V>(value), std::move(h));
         core->retain(); // the queue outlives the operation even if `tx` does not
         op->notify_ = &notify;
         op->offered_ = std::addressof(op->value_);
@@ -300,7 +301,8 @@ class send_op final : public cochan::detail::send_waiter<typename Core::value_ty
         Core* core = core_;
         memory::destroy(this);
         core->release();
-        std::rethrow_exception(e); // propagates out of the executor's run(), as Asio does
+        std::rethrow_exception(
+            std::move(e)); // propagates out of the executor's run(), as Asio does
     }
 
     Core* core_;
@@ -316,11 +318,14 @@ struct initiate_recv {
 };
 
 struct initiate_send {
-    template <class Handler, class Core, class T>
-    void operator()(Handler&& h, Core* core, bool closed, T&& value) const {
+    template <class Handler, class Core, class V>
+    void operator()(Handler&& h, Core* core, bool closed, V&& value) const {
         using handler_t = std::decay_t<Handler>;
         handler_t handler(std::forward<Handler>(h));
-        send_op<Core, handler_t>::start(core, closed, std::move(value), std::move(handler));
+        // Forwarded: a one-shot launch passes the value as an rvalue (moved into the
+        // operation); a deferred operation launched as an lvalue passes its stored value as a
+        // const lvalue (copied, so launching it again sends the value again).
+        send_op<Core, handler_t>::start(core, closed, std::forward<V>(value), std::move(handler));
     }
 };
 

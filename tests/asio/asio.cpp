@@ -11,6 +11,7 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
+#include <asio/experimental/deferred.hpp>
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/strand.hpp>
@@ -23,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -133,10 +135,10 @@ TEST_CASE("asio: the handler's cancellation slot cancels a waiting receive", "[a
         std::optional<cochan::recv_result<int>> first, second;
         async_recv(rx, asio::bind_cancellation_slot(
                            signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                               first.emplace(std::move(r));
+                               first.emplace(r);
                            })));
-        async_recv(rx, asio::bind_executor(
-                           io, [&](cochan::recv_result<int> r) { second.emplace(std::move(r)); }));
+        async_recv(rx,
+                   asio::bind_executor(io, [&](cochan::recv_result<int> r) { second.emplace(r); }));
         io.poll();
         signal.emit(type);
         REQUIRE(tx.try_send(7)); // goes to the second receive: the first was unlinked
@@ -156,7 +158,7 @@ TEST_CASE("asio: cancelling a receive granted but not yet delivered hands the va
     std::optional<cochan::recv_result<int>> got;
     async_recv(rx, asio::bind_cancellation_slot(
                        signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                           got.emplace(std::move(r));
+                           got.emplace(r);
                        })));
     REQUIRE(tx.try_send(3)); // granted; the completion is posted, not yet run
     signal.emit(asio::cancellation_type::terminal);
@@ -172,16 +174,14 @@ TEST_CASE("asio: cancelling a waiting send returns its value; a granted send com
     REQUIRE(tx.try_send(0));
     asio::cancellation_signal s1, s2;
     std::optional<cochan::send_result<int>> a, b;
-    async_send(tx, 1,
-               asio::bind_cancellation_slot(
-                   s1.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) {
-                       a.emplace(std::move(r));
-                   })));
-    async_send(tx, 2,
-               asio::bind_cancellation_slot(
-                   s2.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) {
-                       b.emplace(std::move(r));
-                   })));
+    async_send(
+        tx, 1,
+        asio::bind_cancellation_slot(
+            s1.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) { a.emplace(r); })));
+    async_send(
+        tx, 2,
+        asio::bind_cancellation_slot(
+            s2.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) { b.emplace(r); })));
     s1.emit(asio::cancellation_type::terminal); // still waiting: cancelled, value back
     CHECK(*rx.try_recv() == 0);                 // frees the slot: granted to the second send
     s2.emit(asio::cancellation_type::terminal); // too late: its value is in the channel
@@ -193,6 +193,60 @@ TEST_CASE("asio: cancelling a waiting send returns its value; a granted send com
     REQUIRE(b);
     CHECK(b->has_value());
     CHECK(*rx.try_recv() == 2);
+}
+
+namespace {
+
+// A completion token whose initiation launches the operation twice and passes its arguments as
+// lvalues both times, as a token that retries may. Each launch completes through `on_sent`.
+struct launch_twice {
+    asio::io_context* io;
+    int* sent;
+};
+
+} // namespace
+
+template <class Signature> struct asio::async_result<launch_twice, Signature> {
+    using return_type = void;
+    template <class Initiation, class... Args>
+    static void initiate(Initiation&& initiation, launch_twice token, Args&&... args) {
+        auto on_sent = [sent = token.sent](const auto& r) { *sent += r ? 1 : 0; };
+        initiation(asio::bind_executor(*token.io, on_sent), args...);
+        initiation(asio::bind_executor(*token.io, on_sent), args...);
+    }
+};
+
+TEST_CASE("bug: async_send moved its value out of an lvalue argument, so a token that launches "
+          "twice sent an empty value the second time (clang-tidy)",
+          "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::mpmc::bounded<std::string>(2);
+    int sent = 0;
+    async_send(tx, std::string(40, 'x'), launch_twice{&io, &sent});
+    io.run();
+    CHECK(sent == 2);
+    for (int i = 0; i < 2; ++i) {
+        auto r = rx.try_recv();
+        REQUIRE(r);
+        CHECK(*r == std::string(40, 'x')); // the second launch copied, not a moved-from husk
+    }
+}
+
+TEST_CASE("asio: a deferred send launched twice sends its value twice", "[asio]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::mpmc::bounded<std::string>(2);
+    auto op = async_send(tx, std::string(40, 'x'), asio::experimental::deferred);
+    int sent = 0;
+    auto on_sent = [&](const cochan::send_result<std::string>& r) { sent += r ? 1 : 0; };
+    op(asio::bind_executor(io, on_sent)); // as an lvalue: its stored value must not be moved from
+    std::move(op)(asio::bind_executor(io, on_sent));
+    io.run();
+    CHECK(sent == 2);
+    for (int i = 0; i < 2; ++i) {
+        auto r = rx.try_recv();
+        REQUIRE(r);
+        CHECK(*r == std::string(40, 'x'));
+    }
 }
 
 TEST_CASE("asio: racing async_recv against a timer with || loses no value", "[asio]") {
@@ -300,12 +354,11 @@ TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "
     std::optional<cochan::send_result<int>> sent;
     {
         auto [tx, rx] = cochan::spmc::bounded<int>(1);
-        async_recv(rx, asio::bind_executor(
-                           io, [&](cochan::recv_result<int> r) { got.emplace(std::move(r)); }));
+        async_recv(rx,
+                   asio::bind_executor(io, [&](cochan::recv_result<int> r) { got.emplace(r); }));
         REQUIRE(tx.try_send(0)); // granted to the operation
-        async_send(tx, 1, asio::bind_executor(io, [&](cochan::send_result<int> r) {
-                       sent.emplace(std::move(r));
-                   }));
+        async_send(tx, 1,
+                   asio::bind_executor(io, [&](cochan::send_result<int> r) { sent.emplace(r); }));
     } // both endpoints dropped while the operations are in flight
     io.run();
     REQUIRE(got);
@@ -324,14 +377,13 @@ TEST_CASE("asio: cancelling an immediate receive while a sender waits loses noth
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(1));
     std::optional<cochan::send_result<int>> sent;
-    async_send(tx, 2, asio::bind_executor(io, [&](cochan::send_result<int> r) {
-                   sent.emplace(std::move(r));
-               }));
+    async_send(tx, 2,
+               asio::bind_executor(io, [&](cochan::send_result<int> r) { sent.emplace(r); }));
     asio::cancellation_signal signal;
     std::optional<cochan::recv_result<int>> got;
     async_recv(rx, asio::bind_cancellation_slot(
                        signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                           got.emplace(std::move(r));
+                           got.emplace(r);
                        })));
     signal.emit(asio::cancellation_type::terminal); // before the completion runs
     io.poll(); // not run(): the waiting send keeps work on the io_context
