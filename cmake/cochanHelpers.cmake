@@ -2,7 +2,8 @@
 # reaches the cochan target or its consumers.
 function(cochan_target_defaults target)
     # Strict ISO C++ so the tests catch reliance on GNU extensions.
-    set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF)
+    set_target_properties(${target} PROPERTIES CXX_EXTENSIONS OFF
+        CXX_STANDARD ${COCHAN_CXX_STANDARD} CXX_STANDARD_REQUIRED ON)
     if(MSVC)
         target_compile_options(${target} PRIVATE /W4 /WX /permissive-)
     else()
