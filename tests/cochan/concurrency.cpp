@@ -222,6 +222,7 @@ class running_count {
 // What the chaos did, so the test can show it exercised what it claims to.
 struct chaos_stats {
     std::atomic<long> cancelled_recvs{0}, cancelled_sends{0}, returned{0}, dropped{0}, received{0};
+    std::atomic<long> operations{0}, clones{0}, early_drops{0}, early_closes{0};
 };
 
 struct round_env {
@@ -237,14 +238,19 @@ template <class Rx> detached stress_consume(round_env& env, Rx rx, std::uint32_t
     std::mt19937 rng(seed);
     co_await env.pool.schedule();
     for (;;) {
-        if (rng() % 512 == 0) break; // leave early: drops this receiver clone
+        if (rng() % 512 == 0) { // leave early: drops this receiver clone
+            ++env.stats.early_drops;
+            break;
+        }
         if (depth < 2 && rng() % 256 == 0) {
+            ++env.stats.clones;
             env.done.add_one();
             stress_consume(env, rx, static_cast<std::uint32_t>(rng()), depth + 1); // a clone joins
         }
         auto token = env.monkey.maybe_offer(rng);
         // Not `c ? co_await a : co_await b`: g++ 12 mishandles co_await inside ?: operands.
         std::optional<cochan::recv_result<tracked>> r;
+        ++env.stats.operations;
         if (rng() % 2) {
             r.emplace(co_await rx.recv(token).resume_on(env.pool.executor()));
         } else {
@@ -269,10 +275,14 @@ detached stress_produce(round_env& env, Tx tx, std::uint64_t first, std::uint64_
     std::mt19937 rng(seed);
     co_await env.pool.schedule();
     for (std::uint64_t i = first; i < first + count; ++i) {
-        if (rng() % 2048 == 0) break; // close early
+        if (rng() % 2048 == 0) { // close early
+            ++env.stats.early_closes;
+            break;
+        }
         std::optional<tracked> v;
         v.emplace(env.book, i);
         for (;;) {
+            ++env.stats.operations;
             if constexpr (requires { tx.capacity(); }) {
                 auto token = env.monkey.maybe_offer(rng);
                 std::optional<cochan::send_result<tracked>> r;
@@ -308,8 +318,11 @@ out:
 template <class Make>
 void stress_round(Make make, bool multi, std::mt19937& rng, thread_pool& pool, chaos& monkey,
                   chaos_stats& stats) {
-    const std::uint64_t producers = multi ? 1 + rng() % 4 : 1;
-    const std::uint64_t consumers = 1 + rng() % 6;
+    // Half the rounds take the shapes of the seed workload, 1P/8C (SPMC) and 8P/8C (MPMC);
+    // the others a random shape up to that size.
+    const bool full = rng() % 2 == 0;
+    const std::uint64_t producers = !multi ? 1 : full ? 8 : 1 + rng() % 8;
+    const std::uint64_t consumers = full ? 8 : 1 + rng() % 8;
     const std::uint64_t per_producer = 64 + rng() % 512;
     ledger book(producers * per_producer);
     running_count done(producers + consumers);
@@ -363,8 +376,13 @@ void stress(std::chrono::seconds budget, int max_rounds) {
             t.join();
         }
     } join_striker{stop, striker};
-    const auto seed = static_cast<std::uint32_t>(std::random_device{}());
-    INFO("seed " << seed);
+    // COCHAN_STRESS_SEED replays the shapes and choices of a failed run (thread timing is
+    // not replayed: a failure may need several tries).
+    auto seed = static_cast<std::uint32_t>(std::random_device{}());
+    if (const char* s = std::getenv("COCHAN_STRESS_SEED")) {
+        seed = static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
+    }
+    INFO("seed " << seed << " (replay the shapes with COCHAN_STRESS_SEED=" << seed << ")");
     std::mt19937 rng(seed);
     const auto end = std::chrono::steady_clock::now() + budget;
     int rounds = 0;
@@ -389,10 +407,13 @@ void stress(std::chrono::seconds budget, int max_rounds) {
         }
         ++rounds;
     }
-    WARN("chaos: " << rounds << " rounds, " << stats.received << " received, "
-                   << stats.cancelled_recvs << " receives and " << stats.cancelled_sends
-                   << " sends cancelled, " << stats.returned << " sends refused, " << stats.dropped
-                   << " values destroyed by their channel");
+    WARN("chaos: seed " << seed << ", " << rounds << " rounds, " << stats.operations
+                        << " operations, " << stats.received << " values received, "
+                        << stats.cancelled_recvs << " receives and " << stats.cancelled_sends
+                        << " sends cancelled, " << stats.returned << " sends refused, "
+                        << stats.dropped << " values destroyed by their channel, " << stats.clones
+                        << " receiver clones, " << stats.early_drops << " early drops, "
+                        << stats.early_closes << " early closes");
     CHECK(rounds > 0);
     CHECK(stats.received > 0);
     // Over many rounds the chaos must have cancelled operations, or it tested nothing.
