@@ -33,7 +33,9 @@ struct stack_probe {
         if (base == 0) base = deepest = here;
         if (here < deepest) deepest = here;
     }
-    std::uintptr_t depth() const { return base - deepest; }
+    std::uintptr_t depth() const {
+        return base - deepest;
+    }
 };
 
 task<> ping(cochan::spmc::bounded_sender<int>& out, cochan::spmc::bounded_receiver<int>& in,
