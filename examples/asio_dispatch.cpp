@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
 
     // co_spawn's completion: an exception escaping a coroutine propagates out of io.run()
     // (asio::detached would swallow it).
-    const auto rethrow = [](std::exception_ptr e) {
+    const auto rethrow = [](const std::exception_ptr& e) {
         if (e) std::rethrow_exception(e);
     };
     acceptor_tally accepted;

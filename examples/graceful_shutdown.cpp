@@ -139,8 +139,7 @@ void close_and_drain(ledger& book) {
 // Waits for one value; a stop request on `token` cancels the wait.
 detached receive_one(cochan::spmc::bounded_receiver<int> rx, std::stop_token token, run_queue& loop,
                      std::optional<cochan::recv_result<int>>& out) {
-    auto r = co_await rx.recv(std::move(token)).resume_on(loop.poster());
-    out.emplace(std::move(r));
+    out.emplace(co_await rx.recv(std::move(token)).resume_on(loop.poster()));
 }
 
 void stop_tokens(ledger& book) {

@@ -108,7 +108,7 @@ template <class Channel> class asio_case {
 
   private:
     /// co_spawn's completion handler: an exception in a task is a harness bug.
-    static void check(std::exception_ptr e) {
+    static void check(const std::exception_ptr& e) {
         if (!e) return;
         try {
             std::rethrow_exception(e);

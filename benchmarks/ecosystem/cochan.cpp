@@ -110,16 +110,18 @@ template <class Channel, class Runtime> class cochan_case {
         // Consumers first, so they are waiting when the producer starts (as in every peer).
         for (unsigned c = 0; c < topo_.consumers; ++c)
             handles_.push_back(consumer(rx, t[c], rt_.poster(), done_).handle);
-        for (unsigned p = 0; p < topo_.producers; ++p) {
-            if constexpr (Channel::multi) {
+        if constexpr (Channel::multi) {
+            for (unsigned p = 0; p < topo_.producers; ++p) {
                 handles_.push_back(producer<Channel::bounded>(tx, topo_.first(p), topo_.last(p),
                                                               rt_.poster(), done_)
                                        .handle);
-            } else {
-                handles_.push_back(producer<Channel::bounded>(std::move(tx), topo_.first(p),
-                                                              topo_.last(p), rt_.poster(), done_)
-                                       .handle);
             }
+        } else {
+            // SPMC: the one producer takes the move-only sender.
+            if (topo_.producers != 1) fatal("cochan SPMC: one producer only");
+            handles_.push_back(producer<Channel::bounded>(std::move(tx), topo_.first(0),
+                                                          topo_.last(0), rt_.poster(), done_)
+                                   .handle);
         }
         // tx and rx (this function's copies) are dropped here, before the timed region.
     }

@@ -56,6 +56,7 @@ TEST_CASE("blocking: a coroutine producer feeds thread consumers", "[blocking][t
     auto [tx, rx] = cochan::mpmc::bounded<std::uint64_t>(4);
     std::vector<std::vector<std::uint64_t>> got(4);
     std::vector<std::thread> consumers;
+    consumers.reserve(got.size());
     for (auto& g : got) {
         consumers.emplace_back([rx = rx, &g] {
             while (auto r = rx.blocking_recv()) g.push_back(*r);
@@ -144,6 +145,7 @@ TEST_CASE("blocking: disconnection wakes every blocked thread", "[blocking]") {
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::atomic<int> disconnected{0};
     std::vector<std::thread> threads;
+    threads.reserve(4);
     // Threads that block before close() are woken by it; the others see the disconnection at
     // once. Both must report `disconnected` exactly once each.
     for (int i = 0; i < 4; ++i) {

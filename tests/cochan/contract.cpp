@@ -95,6 +95,7 @@ TEMPLATE_TEST_CASE("one send wakes one of eight receivers and destroying a grant
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
     std::vector<task<cochan::recv_result<int>>> waiters;
+    waiters.reserve(8);
     for (int i = 0; i < 8; ++i) waiters.push_back(recv_via(rx, sched));
 
     REQUIRE(push(tx, 7));
@@ -171,6 +172,7 @@ TEMPLATE_TEST_CASE("sender disconnection wakes every receiver once", "[contract]
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
     std::vector<task<cochan::recv_result<int>>> waiters;
+    waiters.reserve(8);
     for (int i = 0; i < 8; ++i) waiters.push_back(recv_via(rx, sched));
     CHECK(sched.posted_total() == 0);
 

@@ -47,6 +47,7 @@ TEMPLATE_TEST_CASE("counted values: nothing leaks and nothing is destroyed twice
         auto [tx, rx] = TestType::make(8);
         manual_scheduler sched;
         std::vector<task<cochan::recv_result<counted>>> waiters;
+        waiters.reserve(3);
         for (int i = 0; i < 3; ++i) {
             waiters.push_back(
                 [](auto& rx, manual_scheduler& s) -> task<cochan::recv_result<counted>> {

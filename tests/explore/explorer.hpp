@@ -452,7 +452,7 @@ class run_state {
         values_.back().producer = producer.producer;
         values_.back().seq = seq;
         const int id = static_cast<int>(values_.size()) - 1;
-        return payload(id, 1000 * producer.producer + seq);
+        return {id, 1000 * producer.producer + seq};
     }
 
     std::string doing(const actor_info& a) const {
@@ -716,8 +716,8 @@ class run_state {
     void check_step() {
         std::size_t buffered = 0;
         std::size_t granted = 0;
-        for (std::size_t id = 0; id < values_.size(); ++id) {
-            const void* w = values_[id].where;
+        for (const auto& value : values_) {
+            const void* w = value.where;
             if (w == nullptr) continue;
             const actor_info* holder = nullptr;
             for (const auto& a : actors_) {

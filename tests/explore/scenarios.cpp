@@ -291,6 +291,7 @@ int replay(const std::vector<scenario>& scenarios, const std::string& spec) {
 // ASan's defaults quarantine 256 MiB of freed memory and fill every new block: with a fresh
 // channel and four coroutine frames per run, that triples the run time. A 16 MiB quarantine
 // still catches a use after free within a run (a run frees a few KiB). ASAN_OPTIONS overrides.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the name ASan's runtime looks up
 extern "C" const char* __asan_default_options() {
     return "quarantine_size_mb=16:max_malloc_fill_size=256";
 }

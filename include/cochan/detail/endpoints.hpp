@@ -71,12 +71,15 @@ template <class Core> class sender_ref_base {
 };
 
 template <class Core, bool Copyable> class sender_ref : protected sender_ref_base<Core> {
+  public:
+    // Public, so that copying an SPMC sender reports "deleted", not "protected".
+    sender_ref(const sender_ref&) = delete; // an SPMC sender is the one producer: move-only
+    sender_ref& operator=(const sender_ref&) = delete;
+
   protected:
     using sender_ref_base<Core>::sender_ref_base;
     sender_ref(sender_ref&&) noexcept = default;
     sender_ref& operator=(sender_ref&&) noexcept = default;
-    sender_ref(const sender_ref&) = delete; // an SPMC sender is the one producer: move-only
-    sender_ref& operator=(const sender_ref&) = delete;
     ~sender_ref() = default;
 };
 

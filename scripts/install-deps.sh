@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, whatever the checks (scripts/check.sh) and the long runs
+# (scripts/soak.sh) need and the machine lacks; a warm machine installs nothing.
+# Usage: scripts/install-deps.sh
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+# Compilers and tools: g++, clang 14 (the default clang, with its sanitizer and libFuzzer
+# runtimes), clang 16 (the UBSan stage: clang 14's -fsanitize=function cannot compile
+# coroutines), clang-format and clang-tidy 14. Test dependencies: Catch2 2, standalone Asio.
+# Benchmark peers: Google Benchmark, Boost.Fiber, moodycamel.
+packages=(build-essential cmake ninja-build git
+          clang libclang-rt-14-dev clang-16 libclang-rt-16-dev clang-format clang-tidy
+          catch2 libasio-dev libbenchmark-dev libboost-fiber-dev libconcurrentqueue-dev)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    sudo=(); if (($(id -u) != 0)); then sudo=(sudo); fi
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi
