@@ -5,15 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 
-missing=()
-for p in build-essential cmake ninja-build; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    sudo=(); if (($(id -u) != 0)); then sudo=(sudo); fi
-    "${sudo[@]}" apt-get update
-    "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+bash scripts/install-deps.sh build-essential cmake ninja-build
 
 # Tests and benchmarks off: the example needs nothing but a compiler.
 cmake -S . -B build/example -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=g++ \

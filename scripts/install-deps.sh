@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, from Debian's packages, whatever the checks (scripts/check.sh) and the long runs
-# (scripts/soak.sh) need and the machine lacks; a warm machine installs nothing.
-# Usage: scripts/install-deps.sh
+# (scripts/soak.sh) need and the machine lacks; a warm machine installs nothing. With arguments,
+# just those packages (scripts/example.sh needs only a compiler).
+# Usage: scripts/install-deps.sh [package...]
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
@@ -12,6 +13,7 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(build-essential cmake ninja-build git
           clang libclang-rt-14-dev clang-16 libclang-rt-16-dev clang-format clang-tidy
           catch2 libasio-dev libbenchmark-dev libboost-fiber-dev libconcurrentqueue-dev)
+if (($#)); then packages=("$@"); fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

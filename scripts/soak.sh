@@ -33,5 +33,5 @@ cmake -DFUZZER="$out/fuzz/tests/fuzz/fuzz_channel" -DCORPUS=tests/fuzz/corpus \
 
 echo
 echo "=== soak figures ($(date -u +%F), $(git rev-parse --short HEAD))"
-grep -o 'chaos: .*' "$out/stress.log" || true
+sed -n '/chaos: seed/,/^$/p' "$out/stress.log"
 grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|corpus grew' "$out/fuzz.log" || true
