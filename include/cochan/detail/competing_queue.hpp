@@ -3,6 +3,7 @@
 
 #include <cochan/detail/config.hpp>
 #include <cochan/detail/lock.hpp>
+#include <cochan/detail/trampoline.hpp>
 #include <cochan/detail/waiter.hpp>
 #include <cochan/result.hpp>
 
@@ -157,6 +158,17 @@ template <class T, class Storage, class Producers> class competing_queue {
         producer_scope producer(*this); // and after the SPMC busy flag is cleared
         std::unique_lock lock(mutex_);
         if (receivers_ == 0) return send_status::disconnected;
+        if constexpr (bounded) {
+            if (!send_waiters_.empty()) {
+                // An SPMC sender's own send is waiting: this one overlaps it (rule 11).
+                COCHAN_CHECK(multi_producer, "two sends overlap on one SPMC sender");
+                // A waiting sender is older than this one. A slot freed without the lock
+                // (release_grant() before it admits) belongs to it: admit it first, so this
+                // call never barges past it (rule 2).
+                admit_sender(batch);
+                if (!send_waiters_.empty()) return send_status::full;
+            }
+        }
         if (!slot_free()) return send_status::full;
         deliver(v, batch);
         return send_status::ok;
@@ -182,6 +194,8 @@ template <class T, class Storage, class Producers> class competing_queue {
         } else {
             w.state_ = wait_state::waiting;
             send_waiters_.push_back(&w);
+            retain(); // a linked waiter keeps the queue alive until its owner is done
+            w.keeps_queue_ = true;
             if constexpr (bounded) {
                 // Dekker with release_grant(), which frees a slot without the lock: either it
                 // sees this flag and admits us under the lock, or we see its release here.
@@ -259,6 +273,8 @@ template <class T, class Storage, class Producers> class competing_queue {
         } else {
             w.state_ = wait_state::waiting;
             recv_waiters_.push_back(&w);
+            retain(); // a linked waiter keeps the queue alive until its owner is done
+            w.keeps_queue_ = true;
             return true;
         }
         return false;
@@ -269,6 +285,9 @@ template <class T, class Storage, class Producers> class competing_queue {
     void release_grant() noexcept {
         // seq_cst, both: Dekker with send_or_wait() (flag store, then slot_free() load).
         released_.fetch_add(1, std::memory_order_seq_cst);
+        // The slot is free but nobody has been admitted to it yet: a try_send on another thread
+        // can run here (it admits the waiting sender first; see try_send()).
+        COCHAN_DETAIL_INTERLEAVE(release_grant);
         if (!send_waiting_.load(std::memory_order_seq_cst)) return;
         completion_batch batch;
         std::unique_lock lock(mutex_);

@@ -6,7 +6,8 @@
 
 namespace cochan::detail {
 
-/// Prints the failed precondition and aborts. Used by `COCHAN_ASSERT` in debug builds.
+/// Prints the failed precondition and aborts. Used by `COCHAN_ASSERT` (debug builds) and
+/// `COCHAN_CHECK` (every build).
 [[noreturn]] inline void assert_fail(const char* expr, const char* message, const char* file,
                                      int line) noexcept {
     std::fprintf(stderr, "cochan assertion failed: %s (%s) at %s:%d\n", expr, message, file, line);
@@ -25,4 +26,19 @@ namespace cochan::detail {
 #define COCHAN_ASSERT(cond, message)                                                               \
     ((cond) ? (void)0 : ::cochan::detail::assert_fail(#cond, message, __FILE__, __LINE__))
 #endif
+#endif
+
+/// Checks a precondition whose violation would otherwise lose a value or crash later, far from
+/// the cause (a moved-from endpoint, a second send overlapping a waiting one on an SPMC sender).
+/// Active in every build: each is one compare on a path that already does far more.
+#define COCHAN_CHECK(cond, message)                                                                \
+    (__builtin_expect(static_cast<bool>(cond), 1)                                                  \
+         ? (void)0                                                                                 \
+         : ::cochan::detail::assert_fail(#cond, message, __FILE__, __LINE__))
+
+/// A point where the core does a step without its lock that another thread could interleave
+/// with (for example between freeing a slot and looking for a sender to admit). Nothing by
+/// default; the schedule explorer (tests/explore) defines it to run other operations there.
+#ifndef COCHAN_DETAIL_INTERLEAVE
+#define COCHAN_DETAIL_INTERLEAVE(point) ((void)0)
 #endif

@@ -43,7 +43,7 @@ template <class Core> class sender_ref_base {
 
     /// Clone: a clone of a closed sender is closed too.
     void copy_from(const sender_ref_base& other) noexcept {
-        COCHAN_ASSERT(other.core_ != nullptr, "copy of a moved-from cochan sender");
+        COCHAN_CHECK(other.core_ != nullptr, "copy of a moved-from cochan sender");
         core_ = other.core_;
         closed_ = other.closed_;
         core_->retain();
@@ -215,7 +215,7 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     friend struct core_access;
 
     const basic_sender* check() const noexcept {
-        COCHAN_ASSERT(this->core_ != nullptr, "use of a moved-from cochan sender");
+        COCHAN_CHECK(this->core_ != nullptr, "use of a moved-from cochan sender");
         return this;
     }
     Core* core() const noexcept { return check()->core_; }
@@ -327,7 +327,7 @@ template <class Core> class basic_receiver {
     friend struct core_access;
 
     Core* core() const noexcept {
-        COCHAN_ASSERT(core_ != nullptr, "use of a moved-from cochan receiver");
+        COCHAN_CHECK(core_ != nullptr, "use of a moved-from cochan receiver");
         return core_;
     }
 

@@ -29,6 +29,11 @@ template <class T, class Producers> auto make_bounded(std::size_t capacity, cons
                                     ": capacity must be greater than 0 (there is no rendezvous "
                                     "channel; use a capacity of 1 or more)");
     }
+    if (capacity > ring<T>::max_capacity()) {
+        throw std::length_error(std::string(kind) + ": capacity " + std::to_string(capacity) +
+                                " is larger than the largest ring of this type (" +
+                                std::to_string(ring<T>::max_capacity()) + " values)");
+    }
     using core = bounded_core<T, Producers>;
     return make_channel(new core(capacity, capacity));
 }

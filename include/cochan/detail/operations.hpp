@@ -97,12 +97,16 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
     ~recv_awaitable() {
         if (finished_) return;
         // Destroyed while suspended (its coroutine was destroyed), never awaited, or after
-        // await_resume threw: unlink, and give back a value the caller will never see.
+        // await_resume threw: unlink, and give back a value the caller will never see. A
+        // completed receive may still be queued on this thread's trampoline: withdraw it, so
+        // nothing resumes the destroyed frame.
         stop_cb_.reset();
         core_->unlink_recv(*this);
+        trampoline::withdraw(this);
         if (this->slot_.has_value()) {
             core_->hand_back(this->slot_, this->outcome_ == outcome::granted);
         }
+        release_queue();
     }
 
     /// The same receive, but the woken coroutine is resumed by `post(handle)` instead of
@@ -153,20 +157,32 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
                     if constexpr (Core::bounded) {
                         if (self.outcome_ == outcome::granted) self.core_->release_grant();
                     }
+                    self.release_queue();
                 }
             } done{*this};
             return recv_result<T>(std::in_place, std::move(*this->slot_));
         }
         case outcome::disconnected:
             finished_ = true;
+            release_queue();
             return recv_result<T>(std::in_place_index<1>, recv_errc::disconnected);
         default:
             finished_ = true;
+            release_queue();
             return recv_result<T>(std::in_place_index<1>, recv_errc::cancelled);
         }
     }
 
   private:
+    /// Drops the reference a linked waiter holds (see recv_or_wait): the queue may be freed
+    /// here if every endpoint is gone, so nothing may touch it afterwards.
+    void release_queue() noexcept {
+        if (this->keeps_queue_) {
+            this->keeps_queue_ = false;
+            core_->release();
+        }
+    }
+
     struct canceller {
         recv_awaitable* self;
         void operator()() const noexcept { self->core_->cancel_recv(*self); }
@@ -203,7 +219,9 @@ class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_ty
         if (finished_) return;
         stop_cb_.reset();
         core_->unlink_send(*this);
+        trampoline::withdraw(this); // a completed send queued on this thread's trampoline
         if (this->holds_producer_) core_->leave_producer();
+        release_queue();
     }
 
     /// The same send, but the woken coroutine is resumed by `post(handle)` instead of inline on
@@ -235,6 +253,7 @@ class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_ty
         stop_cb_.reset();
         finished_ = true;
         if (this->holds_producer_) core_->leave_producer();
+        release_queue(); // the rest reads only this awaitable
         switch (this->outcome_) {
         case outcome::ok: return send_result<T>(std::in_place);
         case outcome::failed: std::rethrow_exception(this->error_);
@@ -248,6 +267,14 @@ class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_ty
     }
 
   private:
+    /// As recv_awaitable::release_queue().
+    void release_queue() noexcept {
+        if (this->keeps_queue_) {
+            this->keeps_queue_ = false;
+            core_->release();
+        }
+    }
+
     struct canceller {
         send_awaitable* self;
         void operator()() const noexcept { self->core_->cancel_send(*self); }

@@ -4,8 +4,10 @@
 #include <cochan/detail/config.hpp>
 
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <utility>
 
 namespace cochan::detail {
@@ -17,9 +19,18 @@ template <class T> class ring {
   public:
     static constexpr bool bounded = true;
 
+    /// The largest capacity whose size in bytes, and every index computed from it
+    /// (`head_ + size_ < 2 * capacity`), fits a `std::size_t` without wrapping.
+    static constexpr std::size_t max_capacity() noexcept {
+        return static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(T);
+    }
+
+    /// Throws `std::length_error` for a capacity above max_capacity(), before allocating (an
+    /// unchecked `capacity * sizeof(T)` could wrap to a small allocation), `std::bad_alloc` if
+    /// the memory is not there.
     explicit ring(std::size_t capacity)
-        : slots_(
-              static_cast<T*>(::operator new (capacity * sizeof(T), std::align_val_t{alignof(T)}))),
+        : slots_(static_cast<T*>(
+              ::operator new (checked_bytes(capacity), std::align_val_t{alignof(T)}))),
           capacity_(capacity) {}
 
     ring(ring&& other) noexcept
@@ -65,6 +76,13 @@ template <class T> class ring {
     }
 
   private:
+    static std::size_t checked_bytes(std::size_t capacity) {
+        if (capacity > max_capacity()) {
+            throw std::length_error("cochan: channel capacity too large for the address space");
+        }
+        return capacity * sizeof(T);
+    }
+
     std::size_t wrap(std::size_t i) const noexcept { return i >= capacity_ ? i - capacity_ : i; }
 
     T* slots_;

@@ -36,11 +36,15 @@ struct waiter_base {
 
     waiter_base* next_ = nullptr;         // list link; guarded by the lock while linked, then used
     waiter_base* prev_ = nullptr;         // by the completer's batch and the trampoline queue
+    const void* queued_on_ = nullptr;     // the trampoline queue holding it, if any: written and
+                                          // read only by the thread owning that queue
     notify_fn notify_ = nullptr;          // set by the owner before linking
     std::coroutine_handle<> handle_{};    // set by the owner before linking; used by notify_
     wait_state state_ = wait_state::idle; // guarded by the lock
     outcome outcome_ = outcome::none;     // guarded by the lock until `done`
-    bool stop_seen_ = false; // guarded by the lock: a stop request arrived before linking
+    bool stop_seen_ = false;   // guarded by the lock: a stop request arrived before linking
+    bool keeps_queue_ = false; // set under the lock when linked: the waiter holds a reference to
+                               // the queue, which its owner drops (release()) once done with it
 };
 
 /// An intrusive doubly linked FIFO of waiters. Not thread-safe: used under the queue's lock.
@@ -85,7 +89,8 @@ class waiter_slot {
     waiter_base* front() const noexcept { return w_; }
 
     void push_back(waiter_base* w) noexcept {
-        COCHAN_ASSERT(w_ == nullptr, "two sends overlap on one SPMC sender");
+        // Checked in every build: overwriting the slot would lose the waiting send and its value.
+        COCHAN_CHECK(w_ == nullptr, "two sends overlap on one SPMC sender");
         w_ = w;
     }
     void erase([[maybe_unused]] waiter_base* w) noexcept { w_ = nullptr; }
@@ -93,43 +98,6 @@ class waiter_slot {
 
   private:
     waiter_base* w_ = nullptr;
-};
-
-/// Waiters completed under the lock, notified once the lock is released (rule: no user code
-/// under the lock). A singly linked list through `next_`. Not thread-safe: one per operation.
-class completion_batch {
-  public:
-    completion_batch() = default;
-    completion_batch(const completion_batch&) = delete;
-    completion_batch& operator=(const completion_batch&) = delete;
-
-    /// Marks `w` done with `o`. Call under the lock, after unlinking `w`.
-    void complete(waiter_base* w, outcome o) noexcept {
-        w->state_ = wait_state::done;
-        w->outcome_ = o;
-        w->next_ = nullptr;
-        (tail_ != nullptr ? tail_->next_ : head_) = w;
-        tail_ = w;
-    }
-
-    bool empty() const noexcept { return head_ == nullptr; }
-
-    /// Notifies every completed waiter in completion order. Call after unlocking.
-    void notify_all() noexcept {
-        waiter_base* w = std::exchange(head_, nullptr);
-        tail_ = nullptr;
-        while (w != nullptr) {
-            waiter_base* next = w->next_; // read first: after notify_, `w` may be gone
-            w->notify_(w);
-            w = next;
-        }
-    }
-
-    ~completion_batch() { notify_all(); }
-
-  private:
-    waiter_base* head_ = nullptr;
-    waiter_base* tail_ = nullptr;
 };
 
 } // namespace cochan::detail
