@@ -770,3 +770,29 @@ TEMPLATE_TEST_CASE("alloc: a hand-back that cannot allocate a segment destroys o
     WARN("allocation faults injected: 1");
 }
 #endif // COCHAN_TEST_NO_ALLOC_HOOK
+
+// A poster that cannot post (its executor failed to allocate) used to throw out of a noexcept
+// notification and terminate the program, with the value granted to the waiting receiver.
+TEST_CASE("fault: a resume_on poster that throws resumes the coroutine inline instead",
+          "[faults]") {
+    struct failing_poster {
+        int* calls;
+        void operator()(std::coroutine_handle<>) const {
+            ++*calls;
+            throw std::bad_alloc();
+        }
+    };
+    int calls = 0;
+    auto [tx, rx] = cochan::mpmc::bounded<int>(1);
+    auto consumer = [](auto& rx, failing_poster p) -> task<int> {
+        auto r = co_await rx.recv().resume_on(p);
+        co_return r ? *r : -1;
+    }(rx, failing_poster{&calls});
+    REQUIRE_FALSE(consumer.done());
+    REQUIRE(tx.try_send(5)); // grants 5; posting fails; the consumer resumes here
+    CHECK(calls == 1);
+    REQUIRE(consumer.done());
+    CHECK(consumer.result() == 5);
+    REQUIRE(tx.try_send(6)); // the grant's slot was released
+    CHECK(*rx.try_recv() == 6);
+}

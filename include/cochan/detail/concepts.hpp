@@ -17,7 +17,8 @@ concept channel_value = std::is_object_v<T> && !std::is_const_v<T> && !std::is_a
 
 /// Something `resume_on` can resume a coroutine through: a thread pool's enqueue, an event
 /// loop's post. It is called once, with the suspended coroutine's handle, after the channel's
-/// lock is released; it must not throw (a throwing post terminates the program).
+/// lock is released. It must only enqueue the handle (not resume it before returning); if it
+/// throws, the coroutine resumes inline on the completing thread instead (nothing is lost).
 template <class P>
 concept coroutine_poster =
     std::move_constructible<std::decay_t<P>> && std::invocable < std::decay_t<P>

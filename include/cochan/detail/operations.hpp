@@ -25,11 +25,18 @@ struct resume_inline {
 };
 
 /// `resume_on(post)`: the completer calls `post(handle)` once, after the lock is released.
+/// If `post` throws (an executor that cannot allocate its queue node), the coroutine is not
+/// lost: it resumes inline through the trampoline instead, on the completing thread. A poster
+/// must therefore not resume the coroutine and then throw.
 template <class Post> struct resume_via {
     Post post_;
     void operator()(waiter_base* w) noexcept {
         Post post = std::move(post_); // the awaitable may be gone as soon as `post` resumes it
-        post(std::coroutine_handle<>(w->handle_));
+        try {
+            post(std::coroutine_handle<>(w->handle_));
+        } catch (...) {
+            trampoline::resume(w);
+        }
     }
 };
 
@@ -131,6 +138,8 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
             // coroutine is never resumed from inside this function.
             stop_cb_.emplace(token_, canceller{this});
         }
+        // A stop request from another thread can land here, before the waiter is linked.
+        COCHAN_DETAIL_INTERLEAVE(recv_before_link);
         // true: linked. Another thread may resume (and destroy) this coroutine at once, so
         // nothing below this line may touch *this.
         return core_->recv_or_wait(*this);
@@ -245,6 +254,7 @@ class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_ty
         this->notify_ = &notify;
         this->offered_ = std::addressof(value_);
         if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
+        COCHAN_DETAIL_INTERLEAVE(send_before_link); // as recv_before_link
         // true: linked; nothing below may touch *this (see recv_awaitable::await_suspend).
         return core_->send_or_wait(*this);
     }

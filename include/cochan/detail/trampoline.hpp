@@ -37,6 +37,8 @@ class trampoline {
         state& s = local();
         if (s.active) {
             enqueue(s, w);
+            // Queued, not resumed: anything may happen to its frame before its turn.
+            COCHAN_DETAIL_INTERLEAVE(trampoline_queued);
             return;
         }
         s.active = true;
