@@ -54,35 +54,9 @@ requires(::asio::execution::is_executor<Executor>::value ||
 namespace cochan::asio {
 namespace detail {
 
+using cochan::detail::op_source;
 using cochan::detail::outcome;
 using cochan::detail::wait_state;
-
-// ---- the channel reference held by initiation arguments ---------------------------------------
-
-/// A counted reference to a channel's queue. `async_recv` / `async_send` pass one as an
-/// initiation argument, so a lazy token that stores its arguments (`experimental::deferred`,
-/// `use_awaitable` before the awaitable is awaited) keeps the queue alive after every endpoint
-/// is gone; the operation then completes with `disconnected`.
-template <class Core> class core_ref {
-  public:
-    explicit core_ref(Core* core) noexcept : core_(core) { core_->retain(); }
-    core_ref(const core_ref& other) noexcept : core_(other.core_) {
-        if (core_ != nullptr) core_->retain();
-    }
-    core_ref(core_ref&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
-    core_ref& operator=(core_ref other) noexcept {
-        std::swap(core_, other.core_);
-        return *this;
-    }
-    ~core_ref() {
-        if (core_ != nullptr) core_->release();
-    }
-
-    Core* get() const noexcept { return core_; }
-
-  private:
-    Core* core_; // one reference (the queue's count is atomic); null once moved from
-};
 
 // ---- the registry: operations that can still complete, per execution context ------------------
 //
@@ -131,7 +105,7 @@ template <class Core> class core_ref {
 //   2. For each taken operation, with no lock held:
 //      a. cancel it in the channel (cancel_recv / cancel_send). A waiting operation is
 //         unlinked and marked cancelled, and its `notify_` runs at once on S (a notification
-//         is what tells the two cases apart without a new core entry point). One that is
+//         is what tells the two cases apart without a new queue entry point). One that is
 //         already done was completed by another thread ("T"), whose `notify_` may still be
 //         on its way.
 //      b. abandon its context-bound parts: slot, hand-back, value, handler, work guard. Safe
@@ -361,7 +335,7 @@ template <class Op> class completion {
     completion& operator=(const completion&) = delete;
     completion& operator=(completion&&) = delete;
     ~completion() {
-        if (op_ != nullptr) Op::abandon(op_);
+        if (op_ != nullptr) Op::abandon_op(op_);
     }
 
     allocator_type get_allocator() const noexcept { return alloc_; }
@@ -383,7 +357,7 @@ template <class Op> class completion {
 /// either unlinks a waiting operation (it then completes `cancelled`) or, for a receive that
 /// was already granted but has not been delivered, marks it so complete() hands the value back
 /// to the channel and reports `cancelled`: a lost race (`recv || timer`) loses no value.
-template <class Derived, class Core, class Handler> class op_base : public tracked_op {
+template <class Derived, class Queue, class Handler> class op_base : public tracked_op {
   public:
     using executor_type = ::asio::associated_executor_t<Handler, ::asio::system_executor>;
     using handler_allocator = ::asio::associated_allocator_t<Handler>;
@@ -393,8 +367,8 @@ template <class Derived, class Core, class Handler> class op_base : public track
         typename std::allocator_traits<handler_allocator>::template rebind_alloc<Derived>;
     using alloc_traits = std::allocator_traits<allocator>;
 
-    op_base(Core* core, Handler&& h)
-        : tracked_op(&shutdown_op), core_(core), alloc_(::asio::get_associated_allocator(h)),
+    op_base(Queue* q, Handler&& h)
+        : tracked_op(&shutdown_op), held_queue_(q), alloc_(::asio::get_associated_allocator(h)),
           handler_(std::in_place, std::move(h)),
           work_(std::in_place,
                 ::asio::get_associated_executor(*handler_, ::asio::system_executor())) {}
@@ -416,21 +390,19 @@ template <class Derived, class Core, class Handler> class op_base : public track
         return registry_for(::asio::get_associated_executor(h, ::asio::system_executor()));
     }
 
-    /// Frees the operation and drops its queue references: its own, and the one the channel
-    /// gave its waiter when it linked (`keeps_queue_`). Its handler may be engaged still
-    /// (destroyed here) or already moved out or destroyed.
+    /// Frees the operation and drops its own queue reference (its operation state drops the
+    /// waiter's, and gives back a value it still holds, as it is destroyed). Its handler may be
+    /// engaged still (destroyed here) or already moved out or destroyed.
     static void deallocate(Derived* op) noexcept {
-        Core* core = op->core_;
-        const bool waiter_ref = op->keeps_queue_; // set under the lock when linked; done now
+        Queue* q = op->held_queue_;
         allocator alloc(op->alloc_);
         op->~Derived();
         alloc_traits::deallocate(alloc, op, 1);
-        if (waiter_ref) core->release();
-        core->release(); // last: may destroy the queue and its buffered values
+        q->release(); // last: may destroy the queue and its buffered values
     }
 
     /// Abandons a done operation (see the protocol above): hand-back, handler, work, memory.
-    static void abandon(Derived* op) noexcept {
+    static void abandon_op(Derived* op) noexcept {
         op->abandon_in_context();
         deallocate(op);
     }
@@ -506,14 +478,14 @@ template <class Derived, class Core, class Handler> class op_base : public track
 
     /// Frees the operation, then invokes its handler with `r` (Asio's rule: the memory is free
     /// before the handler runs, so the handler may reuse it).
-    template <class Result> void finish(Result&& r) {
+    template <class Result> void deliver(Result&& r) {
         auto* self = static_cast<Derived*>(this);
         Handler h(std::move(*handler_));
         deallocate(self);
         std::move(h)(std::forward<Result>(r));
     }
 
-    Core* const core_;                          // immutable; one reference, see deallocate()
+    Queue* const held_queue_; // immutable; the operation's own reference, see deallocate()
     std::atomic<bool> cancel_requested_{false}; // set by the canceller; read by complete()
 
   private:
@@ -571,32 +543,35 @@ template <class Derived, class Core, class Handler> class op_base : public track
 #endif
 };
 
-template <class Core, class Handler>
-class recv_op final : public cochan::detail::recv_waiter<typename Core::value_type>,
-                      public op_base<recv_op<Core, Handler>, Core, Handler> {
-    using T = typename Core::value_type;
-    using base = op_base<recv_op, Core, Handler>;
+/// A receive: the operation state of the protocol (detail/op_state.hpp), with delivery
+/// deferred to the posted completion, plus the Asio parts of op_base.
+template <class Queue, class Handler>
+class recv_op final : public op_base<recv_op<Queue, Handler>, Queue, Handler>,
+                      public cochan::detail::recv_op_state<Queue> {
+    using T = typename Queue::value_type;
+    using base = op_base<recv_op, Queue, Handler>;
+    using state = cochan::detail::recv_op_state<Queue>;
     friend base;
     friend completion<recv_op>;
 
   public:
-    recv_op(Core* core, Handler&& h) : base(core, std::move(h)) {}
+    recv_op(Queue* q, Handler&& h) : base(q, std::move(h)), state(q) {}
 
-    static void start(Core* core, Handler&& h) {
+    static void start(Queue* q, Handler&& h) {
         op_registry* registry = base::registry_of(h);
-        recv_op* op = base::create(h, core, std::move(h));
-        core->retain(); // the queue outlives the operation even if `rx` does not
-        op->notify_ = &notify;
+        recv_op* op = base::create(h, q, std::move(h));
+        q->retain(); // the queue outlives the operation even if `rx` does not
+        // A value taken at once keeps its permit until complete() runs, so a cancellation
+        // arriving before then can always give it back.
+        op->defer_delivery();
         if (!op->enlist(registry)) { // the context is shutting down: never start
-            base::abandon(op);
+            base::abandon_op(op);
             return;
         }
         op->connect_cancellation();
         bool linked = false;
         try {
-            // reserve: a value taken now keeps its slot until complete() runs, so a cancellation
-            // arriving before then can always hand it back.
-            linked = core->recv_or_wait(*op, /*reserve=*/true);
+            linked = op->state::start(&notify, {});
         } catch (...) {
             op->delist();
             op->disconnect_cancellation();
@@ -608,86 +583,59 @@ class recv_op final : public cochan::detail::recv_waiter<typename Core::value_ty
 
   private:
     static void notify(cochan::detail::waiter_base* w) noexcept {
-        static_cast<recv_op*>(static_cast<cochan::detail::recv_waiter<T>*>(w))->post_completion();
+        static_cast<recv_op&>(state::of(w)).post_completion();
     }
-
-    void cancel() noexcept { this->core_->cancel_recv(*this); }
 
     /// Abandoning: a value this operation holds goes back to the channel.
-    void release_values() noexcept {
-        if (this->slot_.has_value()) {
-            this->core_->hand_back(this->slot_, this->outcome_ == outcome::granted);
-        }
-    }
+    void release_values() noexcept { this->give_back(); }
 
     void complete() {
         this->begin_complete();
-        const bool has_value = this->outcome_ == outcome::ok || this->outcome_ == outcome::granted;
-        if (has_value && this->cancel_requested_.load(std::memory_order_acquire)) {
+        if (this->holds_value() && this->cancel_requested_.load(std::memory_order_acquire)) {
             // Cancelled after the grant but before delivery: give the value back (to the next
             // waiting receiver or the head of the buffer) and report cancelled.
-            this->core_->hand_back(this->slot_, this->outcome_ == outcome::granted);
-            this->finish(recv_result<T>(std::in_place_index<1>, recv_errc::cancelled));
+            this->give_back();
+            this->deliver(recv_result<T>(std::in_place_index<1>, recv_errc::cancelled));
             return;
         }
-        switch (this->outcome_) {
-        case outcome::ok:
-        case outcome::granted: {
-            std::optional<recv_result<T>> r;
-            try {
-                r.emplace(std::in_place, std::move(*this->slot_));
-            } catch (...) { // T's move threw: the value goes back, the exception propagates
-                this->core_->hand_back(this->slot_, this->outcome_ == outcome::granted);
-                base::deallocate(this);
-                throw;
-            }
-            this->slot_.reset();
-            if constexpr (Core::bounded) {
-                if (this->outcome_ == outcome::granted) this->core_->release_grant();
-            }
-            this->finish(std::move(*r));
-            return;
+        std::optional<recv_result<T>> r;
+        try {
+            r.emplace(this->result());
+        } catch (...) { // T's move threw: the state gives the value back as it is destroyed
+            base::deallocate(this);
+            throw; // propagates out of the executor's run(); the handler is not called
         }
-        case outcome::disconnected:
-            this->finish(recv_result<T>(std::in_place_index<1>, recv_errc::disconnected));
-            return;
-        default: this->finish(recv_result<T>(std::in_place_index<1>, recv_errc::cancelled)); return;
-        }
+        this->deliver(std::move(*r));
     }
 };
 
-template <class Core, class Handler>
-class send_op final : public cochan::detail::send_waiter<typename Core::value_type>,
-                      public op_base<send_op<Core, Handler>, Core, Handler> {
-    using T = typename Core::value_type;
-    using base = op_base<send_op, Core, Handler>;
+/// A send: the operation state of the protocol plus the Asio parts of op_base.
+template <class Queue, class Handler>
+class send_op final : public op_base<send_op<Queue, Handler>, Queue, Handler>,
+                      public cochan::detail::send_op_state<Queue> {
+    using T = typename Queue::value_type;
+    using base = op_base<send_op, Queue, Handler>;
+    using state = cochan::detail::send_op_state<Queue>;
     friend base;
     friend completion<send_op>;
 
   public:
     template <class V>
-    send_op(Core* core, V&& value, Handler&& h)
-        : base(core, std::move(h)), value_(std::in_place, std::forward<V>(value)) {}
+    send_op(Queue* q, bool closed, V&& value, Handler&& h)
+        : base(q, std::move(h)), state(q, closed, std::forward<V>(value)) {}
 
-    template <class V> static void start(Core* core, bool closed, V&& value, Handler&& h) {
+    template <class V> static void start(Queue* q, bool closed, V&& value, Handler&& h) {
         op_registry* registry = base::registry_of(h);
-        send_op* op = base::create(h, core, std::forward<V>(value), std::move(h));
-        core->retain(); // the queue outlives the operation even if `tx` does not
-        op->notify_ = &notify;
-        op->offered_ = std::addressof(*op->value_);
+        send_op* op = base::create(h, q, closed, std::forward<V>(value), std::move(h));
+        q->retain();                 // the queue outlives the operation even if `tx` does not
         if (!op->enlist(registry)) { // the context is shutting down: never start
-            base::abandon(op);
-            return;
-        }
-        if (closed) {
-            op->outcome_ = outcome::disconnected;
-            op->post_completion();
+            base::abandon_op(op);
             return;
         }
         op->connect_cancellation();
         bool linked = false;
         try {
-            linked = core->send_or_wait(*op);
+            linked = op->state::start(&notify, {}); // a closed sender completes at once
         } catch (...) {
             op->delist();
             op->disconnect_cancellation();
@@ -699,67 +647,45 @@ class send_op final : public cochan::detail::send_waiter<typename Core::value_ty
 
   private:
     static void notify(cochan::detail::waiter_base* w) noexcept {
-        static_cast<send_op*>(static_cast<cochan::detail::send_waiter<T>*>(w))->post_completion();
+        static_cast<send_op&>(state::of(w)).post_completion();
     }
 
-    void cancel() noexcept { this->core_->cancel_send(*this); }
-
-    /// Abandoning: the SPMC busy flag is cleared, and the unsent value (or the moved-from one a
-    /// granted send left) is destroyed now, in the context: it may be an I/O object.
-    void release_values() noexcept {
-        if (this->holds_producer_) {
-            this->holds_producer_ = false;
-            this->core_->leave_producer();
-        }
-        value_.reset();
-        this->error_ = nullptr;
-    }
+    /// Abandoning: the unsent value (or the moved-from one a granted send left) is destroyed
+    /// now, in the context: it may be an I/O object.
+    void release_values() noexcept { this->discard(); }
 
     void complete() {
         this->begin_complete();
-        if (this->holds_producer_) this->core_->leave_producer();
-        switch (this->outcome_) {
-        case outcome::ok: this->finish(send_result<T>(std::in_place)); return;
-        case outcome::failed: {
-            auto error = this->error_;
+        std::optional<send_result<T>> r;
+        try {
+            r.emplace(this->result());
+        } catch (...) { // moving the value into the channel threw when it was admitted
             base::deallocate(this);
-            // Propagates out of the executor's run(), as Asio does; the handler is not called.
-            std::rethrow_exception(std::move(error));
+            throw; // propagates out of the executor's run(), as Asio does; no handler call
         }
-        case outcome::cancelled:
-            this->finish(send_result<T>(std::in_place_index<1>,
-                                        send_error<T>{send_errc::cancelled, std::move(*value_)}));
-            return;
-        default:
-            this->finish(
-                send_result<T>(std::in_place_index<1>,
-                               send_error<T>{send_errc::disconnected, std::move(*value_)}));
-            return;
-        }
+        this->deliver(std::move(*r));
     }
-
-    std::optional<T> value_; // moved into the channel by the granter; handed back on failure
 };
 
 struct initiate_recv {
-    template <class Handler, class Core>
-    void operator()(Handler&& h, const core_ref<Core>& core) const {
+    template <class Handler, class Queue>
+    void operator()(Handler&& h, const op_source<Queue>& source) const {
         using handler_t = std::decay_t<Handler>;
         handler_t handler(std::forward<Handler>(h));
-        recv_op<Core, handler_t>::start(core.get(), std::move(handler));
+        recv_op<Queue, handler_t>::start(source.queue.get(), std::move(handler));
     }
 };
 
 struct initiate_send {
-    template <class Handler, class Core, class V>
-    void operator()(Handler&& h, const core_ref<Core>& core, bool closed, V&& value) const {
+    template <class Handler, class Queue, class V>
+    void operator()(Handler&& h, const op_source<Queue>& source, V&& value) const {
         using handler_t = std::decay_t<Handler>;
         handler_t handler(std::forward<Handler>(h));
         // Forwarded: a one-shot launch passes the value as an rvalue (moved into the
         // operation); a deferred operation launched as an lvalue passes its stored value as a
         // const lvalue (copied, so launching it again sends the value again).
-        send_op<Core, handler_t>::start(core.get(), closed, std::forward<V>(value),
-                                        std::move(handler));
+        send_op<Queue, handler_t>::start(source.queue.get(), source.closed, std::forward<V>(value),
+                                         std::move(handler));
     }
 };
 
@@ -790,9 +716,10 @@ struct initiate_send {
 template <class Receiver, class CompletionToken>
 auto async_recv(const Receiver& rx, CompletionToken&& token) {
     using T = typename Receiver::value_type;
-    auto* core = cochan::detail::core_access::core(rx);
-    return ::asio::async_initiate<CompletionToken, void(recv_result<T>)>(
-        detail::initiate_recv{}, token, detail::core_ref(core));
+    // The operation's source (a counted queue reference) is an initiation argument, so a lazy
+    // token that stores its arguments keeps the channel alive.
+    return ::asio::async_initiate<CompletionToken, void(recv_result<T>)>(detail::initiate_recv{},
+                                                                         token, make_op_source(rx));
 }
 
 /// Sends `value` through a bounded sender as an Asio asynchronous operation. Completion
@@ -812,10 +739,8 @@ requires requires(Sender& tx, typename Sender::value_type v) {
 }
 auto async_send(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {
     using T = typename Sender::value_type;
-    auto* core = cochan::detail::core_access::core(tx);
-    const bool closed = cochan::detail::core_access::closed(tx);
     return ::asio::async_initiate<CompletionToken, void(send_result<T>)>(
-        detail::initiate_send{}, token, detail::core_ref(core), closed, std::move(value));
+        detail::initiate_send{}, token, make_op_source(tx), std::move(value));
 }
 
 } // namespace cochan::asio

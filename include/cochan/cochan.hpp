@@ -1,4 +1,4 @@
-// cochan: everything in the core (SPMC and MPMC channels and their results).
+// cochan: every channel (SPMC and MPMC) and their results.
 #pragma once
 
 #include <cochan/mpmc.hpp>

@@ -16,17 +16,17 @@ namespace cochan::spmc {
 /// non-const members, and two sends must not overlap (debug builds assert). See
 /// `detail::basic_sender` for every operation's waiting, resumption and exception guarantee.
 template <channel_value T>
-using bounded_sender = detail::basic_sender<detail::bounded_core<T, detail::single_producer>>;
+using bounded_sender = detail::basic_sender<detail::bounded_queue<T, detail::single_producer>>;
 /// A consumer of a bounded SPMC channel; copy to add competing consumers.
 template <channel_value T>
-using bounded_receiver = detail::basic_receiver<detail::bounded_core<T, detail::single_producer>>;
+using bounded_receiver = detail::basic_receiver<detail::bounded_queue<T, detail::single_producer>>;
 /// The one producer of an unbounded SPMC channel: move-only; `send` never waits.
 template <channel_value T>
-using unbounded_sender = detail::basic_sender<detail::unbounded_core<T, detail::single_producer>>;
+using unbounded_sender = detail::basic_sender<detail::unbounded_queue<T, detail::single_producer>>;
 /// A consumer of an unbounded SPMC channel; copy to add competing consumers.
 template <channel_value T>
 using unbounded_receiver =
-    detail::basic_receiver<detail::unbounded_core<T, detail::single_producer>>;
+    detail::basic_receiver<detail::unbounded_queue<T, detail::single_producer>>;
 
 /// A channel that buffers at most `capacity` values; `co_await tx.send(v)` waits while full.
 /// Throws `std::invalid_argument` when `capacity` is 0. Allocates the ring once, here.

@@ -1062,11 +1062,11 @@ template <class Kind> void build(run_state& run, const channel_spec& spec) {
 
     // The harness keeps its own reference to the queue (not an endpoint: it changes nothing the
     // channel's logic sees) so size() can be read until the run ends.
-    auto* core = cochan::detail::core_access::core(rx);
-    core->retain();
+    // An operation source holds a counted queue reference; released at the end of the run.
+    auto* source = new auto(make_op_source(rx));
     run.observe_channel(
-        Kind::bounded ? spec.capacity : 0, [core] { return core->size(); },
-        [core] { core->release(); });
+        Kind::bounded ? spec.capacity : 0, [source] { return source->queue->size(); },
+        [source] { delete source; });
 
     std::vector<held<Tx>> senders;
     std::vector<held<Rx>> receivers;

@@ -287,10 +287,10 @@ template <class Kind> class harness {
   public:
     explicit harness(std::size_t capacity) : model_(bounded, capacity) {
         auto ch = Kind::make(capacity);
-        core_ = cochan::detail::core_access::core(ch.second);
         // The harness's own reference to the queue (not an endpoint) keeps size() readable after
         // every endpoint is gone.
-        core_->retain();
+        source_ = make_op_source(ch.second);
+        core_ = source_.queue.get();
         tx_[0].emplace(std::move(ch.first));
         rx_[0].emplace(std::move(ch.second));
         ops_.reserve(512);
@@ -298,7 +298,7 @@ template <class Kind> class harness {
     }
     harness(const harness&) = delete;
     harness& operator=(const harness&) = delete;
-    ~harness() { core_->release(); }
+    ~harness() = default; // source_ (declared before the endpoints) lets go of the queue last
 
     void run(const std::uint8_t* data, std::size_t size) {
         for (std::size_t i = 0; i + 1 < size; i += 2) {
@@ -784,11 +784,12 @@ template <class Kind> class harness {
         }
     }
 
-    using core_type = std::remove_pointer_t<decltype(cochan::detail::core_access::core(
-        std::declval<const receiver&>()))>;
+    using source_type = decltype(make_op_source(std::declval<const receiver&>()));
+    using core_type = std::remove_pointer_t<decltype(std::declval<source_type&>().queue.get())>;
 
     model model_;
     picking_scheduler sched_;
+    source_type source_;
     core_type* core_ = nullptr;
     std::array<std::optional<sender>, max_endpoints> tx_;
     std::array<bool, max_endpoints> tx_closed_{};

@@ -1,4 +1,5 @@
-// cochan: the competing-consumer core shared by all four channel kinds.
+// cochan: the competing-consumer queue shared by all four channel kinds (docs/design.md's
+// glossary: "the queue").
 #pragma once
 
 #include <cochan/detail/config.hpp>
@@ -17,10 +18,10 @@
 
 namespace cochan::detail {
 
-/// Producer-side policy: SPMC has one producer, so at most one sender can wait and a single
-/// slot replaces the sender list; MPMC keeps a FIFO list.
+/// Producer-side policy: SPMC has one producer, so at most one sender can wait and a
+/// `single_waiter` replaces the sender list; MPMC keeps a FIFO list.
 struct single_producer {
-    using send_waiters = waiter_slot;
+    using send_waiters = single_waiter;
     static constexpr bool multi = false;
 };
 struct multi_producer {
@@ -28,66 +29,76 @@ struct multi_producer {
     static constexpr bool multi = true;
 };
 
-/// A waiting receive: a slot the value is granted into.
-template <class T> struct recv_waiter : waiter_base {
-    std::optional<T> slot_; // written under the lock by the granter; read by the owner after
-                            // it resumes (or in its destructor, to hand an unused grant back)
-};
+/// The queue's memory: one reference per endpoint object, per linked waiter and per adapter
+/// reference (`queue_ref`); the last release() deletes it. Thread-safe.
+template <class Queue> class counted_lifetime {
+  public:
+    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
 
-/// A waiting send: a pointer to the value it offers, owned by the awaitable.
-template <class T> struct send_waiter : waiter_base {
-    T* offered_ = nullptr;     // set by the owner before linking; moved from by the granter
-    std::exception_ptr error_; // set under the lock when moving `*offered_` threw (outcome failed)
-    bool holds_producer_ = false; // set under the lock when linked: the SPMC busy flag stays set
-                                  // until the owner calls leave_producer()
+    /// Drops one reference; deletes the queue after the last.
+    void release() noexcept {
+        // acq_rel: the deleting thread must see every other holder's last writes.
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete static_cast<Queue*>(this);
+    }
+
+  protected:
+    counted_lifetime() = default;
+    ~counted_lifetime() = default;
+
+  private:
+    std::atomic<std::size_t> refs_{2}; // the first sender and receiver
 };
 
 /// One lock, one storage, two intrusive FIFO waiter lists.
 ///
+/// Words (docs/design.md, glossary): a *cell* is where `storage_` keeps one buffered value; a
+/// *permit* is one unit of a bounded channel's capacity, held by every buffered value and by
+/// every value granted to a receiver that has not taken it yet; a waiter's *value storage* is
+/// `recv_waiter::value_`.
+///
 /// State, all guarded by `mutex_` unless said otherwise:
-/// - `storage_`: buffered values (a `ring` or a `segmented_queue`).
-/// - outstanding grants (bounded only): values granted to waiting receivers that have not yet
-///   taken them, `granted_ - released_`. They count against the capacity:
-///   `storage_.size() + outstanding <= capacity_`. `granted_` is guarded by the lock;
-///   `released_` is incremented by receivers without it (see release_grant()).
+/// - `storage_`: buffered values (a `ring` or a `segmented_queue`); it alone knows the
+///   capacity.
+/// - permits held by grants (bounded only): values granted to receivers that have not yet
+///   taken them, `grants_made_ - grants_released_`. `storage_.size()` plus these never exceed
+///   the capacity. `grants_made_` is guarded by the lock; `grants_released_` is incremented by
+///   receivers without it (see release_permit()).
 /// - `recv_waiters_`: receivers waiting for a value. Invariant: non-empty only while
 ///   `storage_` is empty (a value arriving while a receiver waits is granted to it at once).
-/// - `send_waiters_` (bounded only ever holds any): senders waiting for a slot. Invariant:
-///   non-empty only while no slot is free.
+/// - `send_waiters_` (bounded only ever holds any): senders waiting for a permit. Invariant:
+///   non-empty only while no permit is free.
 /// - `senders_`, `receivers_`: connected endpoints. Zero senders means receivers drain, then
 ///   see `disconnected`; zero receivers means every send fails and the buffer is destroyed.
 ///
 /// Transitions (each under the lock; waiters completed are notified after unlocking):
 /// - a value arrives: to the oldest receiver waiter (a grant), else into `storage_`;
-/// - a slot frees (a value taken from `storage_`, a grant taken by its receiver): the oldest
+/// - a permit frees (a value taken from `storage_`, a grant taken by its receiver): the oldest
 ///   sender waiter's value moves in as above and that sender completes;
-/// - a granted receiver is destroyed before taking its value: the value goes to the next
-///   receiver waiter, else back to the head of `storage_` (so a grant is never stranded);
+/// - a receiver gives a value back (destroyed after its grant, or its delivery cancelled):
+///   the value goes to the next receiver waiter, else back to the head of `storage_` (so a
+///   grant is never stranded);
 /// - a stop request: the waiter, if still linked, is unlinked and completes `cancelled`;
 /// - the last sender or receiver disconnects: every waiter on the other side completes.
-/// Lifetime: `refs_` counts endpoint objects (atomic, acq_rel on release); the last one deletes.
-template <class T, class Storage, class Producers> class competing_queue {
+///
+/// Its callers are the operation states of detail/op_state.hpp and the endpoints; nothing
+/// else reaches it.
+template <class T, class Storage, class Producers>
+class competing_queue : public counted_lifetime<competing_queue<T, Storage, Producers>> {
+    friend counted_lifetime<competing_queue>;
+
   public:
     using value_type = T;
     static constexpr bool bounded = Storage::bounded;
     static constexpr bool multi_producer = Producers::multi;
 
     template <class... Args>
-    explicit competing_queue(std::size_t capacity, Args&&... storage_args)
-        : storage_(std::forward<Args>(storage_args)...), capacity_(capacity) {}
+    explicit competing_queue(Args&&... storage_args)
+        : storage_(std::forward<Args>(storage_args)...) {}
 
     competing_queue(const competing_queue&) = delete;
     competing_queue& operator=(const competing_queue&) = delete;
 
-    // ---- lifetime and endpoint counts -------------------------------------------------------
-
-    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
-
-    /// Drops one endpoint object's reference; deletes the queue after the last.
-    void release() noexcept {
-        // acq_rel: the deleting thread must see every other endpoint's last writes.
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-    }
+    // ---- endpoint counts ---------------------------------------------------------------------
 
     void add_sender() noexcept {
         std::lock_guard lock(mutex_);
@@ -137,7 +148,7 @@ template <class T, class Storage, class Producers> class competing_queue {
         std::lock_guard lock(mutex_);
         return storage_.size();
     }
-    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t capacity() const noexcept requires bounded { return storage_.capacity(); }
     bool senders_gone() noexcept {
         std::lock_guard lock(mutex_);
         return senders_ == 0;
@@ -149,7 +160,7 @@ template <class T, class Storage, class Producers> class competing_queue {
 
     // ---- sending -----------------------------------------------------------------------------
 
-    enum class send_status { ok, full, disconnected, cancelled };
+    enum class send_status { ok, full, disconnected };
 
     /// Offers `v` without waiting. On `ok`, `v` was moved from; otherwise it is untouched.
     /// Exception safety: strong (a throwing move of `T` changes nothing and propagates).
@@ -162,14 +173,14 @@ template <class T, class Storage, class Producers> class competing_queue {
             if (!send_waiters_.empty()) {
                 // An SPMC sender's own send is waiting: this one overlaps it (rule 11).
                 COCHAN_CHECK(multi_producer, "two sends overlap on one SPMC sender");
-                // A waiting sender is older than this one. A slot freed without the lock
-                // (release_grant() before it admits) belongs to it: admit it first, so this
+                // A waiting sender is older than this one. A permit freed without the lock
+                // (release_permit() before it admits) belongs to it: admit it first, so this
                 // call never barges past it (rule 2).
-                admit_sender(batch);
+                admit_senders(batch);
                 if (!send_waiters_.empty()) return send_status::full;
             }
         }
-        if (!slot_free()) return send_status::full;
+        if (!permit_free()) return send_status::full;
         deliver(v, batch);
         return send_status::ok;
     }
@@ -187,20 +198,20 @@ template <class T, class Storage, class Producers> class competing_queue {
         } else if (receivers_ == 0) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::disconnected;
-        } else if (slot_free() && send_waiters_.empty()) {
+        } else if (permit_free() && send_waiters_.empty()) {
             deliver(*w.offered_, batch);
             w.state_ = wait_state::done;
             w.outcome_ = outcome::ok;
         } else {
             w.state_ = wait_state::waiting;
             send_waiters_.push_back(&w);
-            retain(); // a linked waiter keeps the queue alive until its owner is done
+            this->retain(); // a linked waiter keeps the queue alive until its owner is done
             w.keeps_queue_ = true;
             if constexpr (bounded) {
-                // Dekker with release_grant(), which frees a slot without the lock: either it
-                // sees this flag and admits us under the lock, or we see its release here.
+                // Dekker with release_permit(), which frees a permit without the lock: either
+                // it sees this flag and admits us under the lock, or we see its release here.
                 send_waiting_.store(true, std::memory_order_seq_cst);
-                if (slot_free()) admit_sender(batch, &w);
+                if (permit_free()) admit_senders(batch, &w);
             }
             if (w.state_ == wait_state::waiting) {
                 w.holds_producer_ = true;
@@ -225,7 +236,7 @@ template <class T, class Storage, class Producers> class competing_queue {
         if constexpr (std::is_nothrow_move_constructible_v<T>) {
             recv_result<T> r(std::in_place, std::move(storage_.front()));
             storage_.pop_front();
-            if constexpr (bounded) admit_sender(batch);
+            if constexpr (bounded) admit_senders(batch);
             return r;
         } else {
             // Pops the moved-from head once the result is built, still under the lock; if
@@ -237,7 +248,7 @@ template <class T, class Storage, class Producers> class competing_queue {
                 ~pop_on_success() {
                     if (std::uncaught_exceptions() == exceptions) {
                         q.storage_.pop_front();
-                        if constexpr (bounded) q.admit_sender(batch);
+                        if constexpr (bounded) q.admit_senders(batch);
                     }
                 }
             } pop{*this, batch};
@@ -246,24 +257,23 @@ template <class T, class Storage, class Producers> class competing_queue {
     }
 
     /// The first step of a waiting receive: completes it now, or links `w` and returns true.
-    /// `reserve`: a value taken at once keeps its slot, as a grant does, until the receiver
-    /// releases it (release_grant) or hands it back (hand_back). An operation whose completion
-    /// is delivered later and can still be cancelled (the Asio adapter) needs this: handing the
-    /// value back must find room.
-    bool recv_or_wait(recv_waiter<T>& w, bool reserve = false) {
+    /// A value taken at once by a waiter with `deferred_delivery_` keeps its permit, as a grant
+    /// does (outcome `granted`), until the receiver releases it (release_permit) or gives it
+    /// back (give_back): its delivery can still be cancelled, and giving it back must find room.
+    bool recv_or_wait(recv_waiter<T>& w) {
         completion_batch batch;
         std::unique_lock lock(mutex_);
         if (w.stop_seen_) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::cancelled;
         } else if (!storage_.empty()) {
-            if (bounded && reserve) {
-                w.slot_.emplace(std::move(storage_.front()));
+            if (bounded && w.deferred_delivery_) {
+                w.value_.emplace(std::move(storage_.front()));
                 storage_.pop_front();
-                if constexpr (bounded) ++granted_; // the slot stays taken: no sender admitted
+                if constexpr (bounded) ++grants_made_; // the permit stays held: no sender admitted
                 w.outcome_ = outcome::granted;
             } else {
-                take(w.slot_, batch);
+                take(w.value_, batch);
                 w.outcome_ = outcome::ok;
             }
             w.state_ = wait_state::done;
@@ -273,51 +283,52 @@ template <class T, class Storage, class Producers> class competing_queue {
         } else {
             w.state_ = wait_state::waiting;
             recv_waiters_.push_back(&w);
-            retain(); // a linked waiter keeps the queue alive until its owner is done
+            this->retain(); // a linked waiter keeps the queue alive until its owner is done
             w.keeps_queue_ = true;
             return true;
         }
         return false;
     }
 
-    /// A granted receiver took its value: the slot its grant held frees (bounded only). Takes
-    /// the lock only when a sender may be waiting for that slot.
-    void release_grant() noexcept {
-        // seq_cst, both: Dekker with send_or_wait() (flag store, then slot_free() load).
-        released_.fetch_add(1, std::memory_order_seq_cst);
-        // The slot is free but nobody has been admitted to it yet: a try_send on another thread
-        // can run here (it admits the waiting sender first; see try_send()).
+    /// A granted receiver took its value: the permit its grant held frees (bounded only). Takes
+    /// the lock only when a sender may be waiting for that permit.
+    void release_permit() noexcept {
+        // seq_cst, both: Dekker with send_or_wait() (flag store, then permit_free() load).
+        grants_released_.fetch_add(1, std::memory_order_seq_cst);
+        // The permit is free but nobody has been admitted to it yet: a try_send on another
+        // thread can run here (it admits the waiting sender first; see try_send()).
         COCHAN_DETAIL_INTERLEAVE(release_grant);
         if (!send_waiting_.load(std::memory_order_seq_cst)) return;
         completion_batch batch;
         std::unique_lock lock(mutex_);
-        admit_sender(batch);
+        admit_senders(batch);
     }
 
-    /// A receiver that holds a value it will not return to its caller (its coroutine was
-    /// destroyed after the grant, or moving the value out to the caller threw) gives it back:
-    /// to the next receiver waiter, else to the head of the buffer. A grant is never stranded.
-    /// `was_grant`: the value was granted and holds one of the outstanding grants' slots. A value
-    /// the receiver popped itself gave its slot up already; it goes back only if a slot is free,
-    /// and is destroyed otherwise (docs/design.md, exception safety).
-    void hand_back(std::optional<T>& slot, bool was_grant) noexcept {
+    /// A receiver holds a value it will not deliver (its coroutine was destroyed after the
+    /// grant, its delivery was cancelled, or moving the value out to the caller threw): the
+    /// value goes to the next receiver waiter, else to the head of the buffer. A grant is never
+    /// stranded. A value granted (outcome `granted`) holds a permit, so it always finds room; a
+    /// value the receiver took itself gave its permit up already, so it goes back only if a
+    /// permit is free, and is destroyed otherwise (docs/design.md, exception safety).
+    void give_back(recv_waiter<T>& w) noexcept {
+        std::optional<T>& value = w.value_;
         completion_batch batch;
         std::unique_lock lock(mutex_);
         if constexpr (bounded) {
-            if (was_grant) --granted_;
+            if (w.outcome_ == outcome::granted) --grants_made_;
         }
         try {
-            if (receivers_ != 0 && slot_free()) {
-                deliver_front(*slot, batch);
-                slot.reset(); // a moved-from value: its destructor runs under the lock
+            if (receivers_ != 0 && permit_free()) {
+                deliver_front(*value, batch);
+                value.reset(); // a moved-from value: its destructor runs under the lock
             }
         } catch (...) {
-            // T's move threw while handing the value on: it stays in `slot` and is destroyed
+            // T's move threw while handing the value on: it stays in `value` and is destroyed
             // below. The channel stays consistent.
         }
-        if constexpr (bounded) admit_sender(batch);
+        if constexpr (bounded) admit_senders(batch);
         lock.unlock();
-        slot.reset(); // a value nobody can take is destroyed outside the lock
+        value.reset(); // a value nobody can take is destroyed outside the lock
     }
 
     // ---- cancellation ------------------------------------------------------------------------
@@ -328,7 +339,7 @@ template <class T, class Storage, class Producers> class competing_queue {
     void cancel_send(waiter_base& w) noexcept { cancel(w, send_waiters_); }
 
     /// The waiter's owner is destroyed while it may still be linked: unlink it. Afterwards the
-    /// waiter is `done` and its `outcome_` says whether it holds a grant to hand back.
+    /// waiter is `done` and its `outcome_` says whether it holds a grant to give back.
     void unlink_recv(waiter_base& w) noexcept { unlink(w, recv_waiters_); }
     void unlink_send(waiter_base& w) noexcept { unlink(w, send_waiters_); }
 
@@ -345,8 +356,9 @@ template <class T, class Storage, class Producers> class competing_queue {
     ~competing_queue() = default;
 
     /// Marks a send on the SPMC sender busy for its duration; two overlapping sends assert in
-    /// debug builds (release builds skip the check and its atomic operation). relaxed
-    /// suffices: the flag only detects misuse, it orders nothing.
+    /// debug builds (release builds skip the check and its atomic operation; the overlaps that
+    /// would lose a value are checked under the lock in every build). relaxed suffices: the
+    /// flag only detects misuse, it orders nothing.
     class producer_scope {
       public:
         explicit producer_scope([[maybe_unused]] competing_queue& q) noexcept {
@@ -371,11 +383,12 @@ template <class T, class Storage, class Producers> class competing_queue {
         competing_queue* q_ = nullptr; // set only when the debug check is on
     };
 
-    bool slot_free() const noexcept {
+    bool permit_free() const noexcept {
         if constexpr (bounded) {
-            // Outstanding grants: made under the lock, released by their receivers outside it.
-            const std::size_t outstanding = granted_ - released_.load(std::memory_order_seq_cst);
-            return storage_.size() + outstanding < capacity_;
+            // Permits held by grants: made under the lock, released by receivers outside it.
+            const std::size_t held_by_grants =
+                grants_made_ - grants_released_.load(std::memory_order_seq_cst);
+            return storage_.size() + held_by_grants < storage_.capacity();
         } else {
             return true;
         }
@@ -385,14 +398,14 @@ template <class T, class Storage, class Producers> class competing_queue {
     /// in which case the waiter stays linked and nothing changed.
     void grant(T& v, completion_batch& batch) {
         auto* r = static_cast<recv_waiter<T>*>(recv_waiters_.front());
-        r->slot_.emplace(std::move(v));
+        r->value_.emplace(std::move(v));
         recv_waiters_.pop_front();
-        if constexpr (bounded) ++granted_;
+        if constexpr (bounded) ++grants_made_;
         batch.complete(r, outcome::granted);
     }
 
     /// Puts an accepted value where it belongs: a waiting receiver, else the buffer.
-    /// Requires a free slot.
+    /// Requires a free permit.
     void deliver(T& v, completion_batch& batch) {
         if (!recv_waiters_.empty()) {
             grant(v, batch);
@@ -411,20 +424,21 @@ template <class T, class Storage, class Producers> class competing_queue {
         }
     }
 
-    /// Moves the oldest buffered value into `out` and lets a waiting sender into the freed slot.
+    /// Moves the oldest buffered value into `out` and lets a waiting sender into the freed
+    /// permit.
     void take(std::optional<T>& out, completion_batch& batch) {
         out.emplace(std::move(storage_.front()));
         storage_.pop_front(); // destroys a moved-from value under the lock (docs/design.md)
-        if constexpr (bounded) admit_sender(batch);
+        if constexpr (bounded) admit_senders(batch);
     }
 
-    /// A slot is free: the oldest waiting sender's value moves in and that sender completes.
-    /// If its move throws, the sender completes with the exception (its caller sees it) and
-    /// the operation that freed the slot is unaffected.
+    /// Permits are free: the oldest waiting senders' values move in and those senders complete.
+    /// If a sender's move throws, it completes with the exception (its caller sees it) and the
+    /// operation that freed the permit is unaffected.
     /// `self`: the sender calling this from send_or_wait(); it completes without a notification
     /// (it has not suspended yet).
-    void admit_sender(completion_batch& batch, waiter_base* self = nullptr) noexcept {
-        while (!send_waiters_.empty() && slot_free()) {
+    void admit_senders(completion_batch& batch, waiter_base* self = nullptr) noexcept {
+        while (!send_waiters_.empty() && permit_free()) {
             auto* s = static_cast<send_waiter<T>*>(send_waiters_.pop_front());
             outcome o = outcome::ok;
             try {
@@ -441,7 +455,7 @@ template <class T, class Storage, class Producers> class competing_queue {
             }
         }
         // A stale `true` (left by a cancelled or disconnected sender) only costs the next
-        // release_grant() one lock; `false` is stored only when nobody waits.
+        // release_permit() one lock; `false` is stored only when nobody waits.
         if (send_waiters_.empty() && send_waiting_.load(std::memory_order_relaxed)) {
             send_waiting_.store(false, std::memory_order_relaxed);
         }
@@ -471,15 +485,13 @@ template <class T, class Storage, class Producers> class competing_queue {
 
     channel_lock mutex_;
     Storage storage_;                               // guarded by mutex_
-    std::size_t granted_ = 0;                       // guarded by mutex_ (bounded only)
-    std::atomic<std::size_t> released_{0};          // grants taken; see release_grant()
-    std::atomic<bool> send_waiting_{false};         // a sender may wait; see release_grant()
-    const std::size_t capacity_;                    // immutable
+    std::size_t grants_made_ = 0;                   // guarded by mutex_ (bounded only)
+    std::atomic<std::size_t> grants_released_{0};   // see release_permit()
+    std::atomic<bool> send_waiting_{false};         // a sender may wait; see release_permit()
     waiter_list recv_waiters_;                      // guarded by mutex_
     typename Producers::send_waiters send_waiters_; // guarded by mutex_
     std::size_t senders_ = 1;                       // guarded by mutex_
     std::size_t receivers_ = 1;                     // guarded by mutex_
-    std::atomic<std::size_t> refs_{2};              // endpoint objects alive; see release()
     std::atomic<bool> producer_busy_{false};        // SPMC debug check only; see producer_scope
 };
 

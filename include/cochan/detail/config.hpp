@@ -36,7 +36,7 @@ namespace cochan::detail {
          ? (void)0                                                                                 \
          : ::cochan::detail::assert_fail(#cond, message, __FILE__, __LINE__))
 
-/// A point where the core does a step without its lock that another thread could interleave
+/// A point where the queue does a step without its lock that another thread could interleave
 /// with (for example between freeing a slot and looking for a sender to admit). Nothing by
 /// default; the schedule explorer (tests/explore) defines it to run other operations there.
 #ifndef COCHAN_DETAIL_INTERLEAVE

@@ -3,6 +3,7 @@
 
 #include <cochan/detail/competing_queue.hpp>
 #include <cochan/detail/config.hpp>
+#include <cochan/detail/op_state.hpp>
 #include <cochan/detail/operations.hpp>
 #include <cochan/result.hpp>
 
@@ -17,24 +18,18 @@ struct adopt_t {
     explicit adopt_t() = default;
 };
 
-/// Lets adapters (`cochan/asio.hpp`) reach an endpoint's queue. Not part of the public API.
-struct core_access {
-    template <class Endpoint> static auto* core(const Endpoint& e) noexcept { return e.core(); }
-    template <class Endpoint> static bool closed(const Endpoint& e) noexcept { return e.closed_; }
-};
-
 /// A counted reference to the queue held by a sender, with its connection state.
 /// Copying is defined only for MPMC (see `sender_ref`).
-template <class Core> class sender_ref_base {
+template <class Queue> class sender_ref_base {
   protected:
-    sender_ref_base(Core* core) noexcept : core_(core) {}
+    sender_ref_base(Queue* q) noexcept : queue_(q) {}
     sender_ref_base(sender_ref_base&& other) noexcept
-        : core_(std::exchange(other.core_, nullptr)), closed_(std::exchange(other.closed_, false)) {
-    }
+        : queue_(std::exchange(other.queue_, nullptr)),
+          closed_(std::exchange(other.closed_, false)) {}
     sender_ref_base& operator=(sender_ref_base&& other) noexcept {
         if (this != &other) {
             reset();
-            core_ = std::exchange(other.core_, nullptr);
+            queue_ = std::exchange(other.queue_, nullptr);
             closed_ = std::exchange(other.closed_, false);
         }
         return *this;
@@ -43,52 +38,52 @@ template <class Core> class sender_ref_base {
 
     /// Clone: a clone of a closed sender is closed too.
     void copy_from(const sender_ref_base& other) noexcept {
-        COCHAN_CHECK(other.core_ != nullptr, "copy of a moved-from cochan sender");
-        core_ = other.core_;
+        COCHAN_CHECK(other.queue_ != nullptr, "copy of a moved-from cochan sender");
+        queue_ = other.queue_;
         closed_ = other.closed_;
-        core_->retain();
-        if (!closed_) core_->add_sender();
+        queue_->retain();
+        if (!closed_) queue_->add_sender();
     }
 
     /// Disconnects this endpoint now (if not already closed) and keeps the reference.
     void close_now() noexcept {
         if (!closed_) {
             closed_ = true;
-            core_->remove_sender(); // last statement: it may resume coroutines that destroy *this
+            queue_->remove_sender(); // last statement: it may resume coroutines that destroy *this
         }
     }
 
     void reset() noexcept {
-        if (core_ != nullptr) {
-            Core* core = std::exchange(core_, nullptr);
-            if (!closed_) core->remove_sender();
-            core->release();
+        if (queue_ != nullptr) {
+            Queue* q = std::exchange(queue_, nullptr);
+            if (!closed_) q->remove_sender();
+            q->release();
         }
     }
 
-    Core* core_ = nullptr; // null once moved from
-    bool closed_ = false;  // this endpoint called close(); it no longer counts as a sender
+    Queue* queue_ = nullptr; // null once moved from
+    bool closed_ = false;    // this endpoint called close(); it no longer counts as a sender
 };
 
-template <class Core, bool Copyable> class sender_ref : protected sender_ref_base<Core> {
+template <class Queue, bool Copyable> class sender_ref : protected sender_ref_base<Queue> {
   public:
     // Public, so that copying an SPMC sender reports "deleted", not "protected".
     sender_ref(const sender_ref&) = delete; // an SPMC sender is the one producer: move-only
     sender_ref& operator=(const sender_ref&) = delete;
 
   protected:
-    using sender_ref_base<Core>::sender_ref_base;
+    using sender_ref_base<Queue>::sender_ref_base;
     sender_ref(sender_ref&&) noexcept = default;
     sender_ref& operator=(sender_ref&&) noexcept = default;
     ~sender_ref() = default;
 };
 
-template <class Core> class sender_ref<Core, true> : protected sender_ref_base<Core> {
+template <class Queue> class sender_ref<Queue, true> : protected sender_ref_base<Queue> {
   protected:
-    using sender_ref_base<Core>::sender_ref_base;
+    using sender_ref_base<Queue>::sender_ref_base;
     sender_ref(sender_ref&&) noexcept = default;
     sender_ref& operator=(sender_ref&&) noexcept = default;
-    sender_ref(const sender_ref& other) noexcept : sender_ref_base<Core>(nullptr) {
+    sender_ref(const sender_ref& other) noexcept : sender_ref_base<Queue>(nullptr) {
         this->copy_from(other);
     }
     sender_ref& operator=(const sender_ref& other) noexcept {
@@ -101,7 +96,7 @@ template <class Core> class sender_ref<Core, true> : protected sender_ref_base<C
     ~sender_ref() = default;
 };
 
-/// The sending endpoint of every channel kind. SPMC (`Core::multi_producer == false`): move-only,
+/// The sending endpoint of every channel kind. SPMC (`Queue::multi_producer == false`): move-only,
 /// send operations are non-const members, and two sends must not overlap (debug builds
 /// assert). MPMC: copy makes a clone that counts as another sender; send operations are const.
 ///
@@ -112,15 +107,15 @@ template <class Core> class sender_ref<Core, true> : protected sender_ref_base<C
 /// that freed a slot, the last receiver disconnecting, or the thread that requested the stop),
 /// after the channel's lock is released, through a per-thread trampoline that keeps chains of
 /// hand-offs in constant stack; with `.resume_on(post)`, wherever `post(handle)` resumes it.
-template <class Core> class basic_sender : private sender_ref<Core, Core::multi_producer> {
-    using base = sender_ref<Core, Core::multi_producer>;
-    static constexpr bool multi = Core::multi_producer;
-    static constexpr bool bounded = Core::bounded;
+template <class Queue> class basic_sender : private sender_ref<Queue, Queue::multi_producer> {
+    using base = sender_ref<Queue, Queue::multi_producer>;
+    static constexpr bool multi = Queue::multi_producer;
+    static constexpr bool bounded = Queue::bounded;
 
   public:
-    using value_type = typename Core::value_type;
+    using value_type = typename Queue::value_type;
 
-    basic_sender(adopt_t, Core* core) noexcept : base(core) {}
+    basic_sender(adopt_t, Queue* q) noexcept : base(q) {}
 
     // ---- bounded: awaitable send --------------------------------------------------------------
 
@@ -130,10 +125,10 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     /// are served in FIFO order; a freed slot is granted to the oldest, never taken by a later
     /// `try_send`. Exception safety: if moving `v` into the channel throws, the exception
     /// propagates from the `co_await` and the channel is unchanged.
-    send_awaitable<Core> send(value_type v) requires(bounded && !multi) {
+    send_awaitable<Queue> send(value_type v) requires(bounded && !multi) {
         return make_send(std::move(v), {});
     }
-    send_awaitable<Core> send(value_type v) const requires(bounded&& multi) {
+    send_awaitable<Queue> send(value_type v) const requires(bounded&& multi) {
         return make_send(std::move(v), {});
     }
 
@@ -141,10 +136,11 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
     /// and `v` back, unless it was already granted a slot (then it completes normally). A token
     /// already stopped when the send starts cancels it without touching the channel.
     /// On cancellation the coroutine resumes on the thread that called `request_stop()`.
-    send_awaitable<Core> send(value_type v, std::stop_token token) requires(bounded && !multi) {
+    send_awaitable<Queue> send(value_type v, std::stop_token token) requires(bounded && !multi) {
         return make_send(std::move(v), std::move(token));
     }
-    send_awaitable<Core> send(value_type v, std::stop_token token) const requires(bounded&& multi) {
+    send_awaitable<Queue> send(value_type v, std::stop_token token) const
+        requires(bounded&& multi) {
         return make_send(std::move(v), std::move(token));
     }
 
@@ -204,37 +200,42 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
 
     /// True when sends through this endpoint can no longer succeed: it was closed, or every
     /// receiver is gone.
-    bool is_closed() const noexcept { return check()->closed_ || core()->receivers_gone(); }
+    bool is_closed() const noexcept { return check()->closed_ || queue()->receivers_gone(); }
     /// Values buffered now (a snapshot; values granted to waiting receivers are not counted).
-    std::size_t size() const noexcept { return core()->size(); }
+    std::size_t size() const noexcept { return queue()->size(); }
     bool empty() const noexcept { return size() == 0; }
     /// The bound given to `bounded(capacity)`.
-    std::size_t capacity() const noexcept requires bounded { return core()->capacity(); }
+    std::size_t capacity() const noexcept requires bounded { return queue()->capacity(); }
+
+    /// The source of an operation on this sender (detail/op_state.hpp): a counted reference to
+    /// the queue and whether this endpoint was closed. Found by ADL; for the adapters and
+    /// test harnesses, which reach a channel only through an operation state.
+    friend op_source<Queue> make_op_source(const basic_sender& tx) noexcept {
+        return {queue_ref<Queue>(tx.queue()), tx.closed_};
+    }
 
   private:
-    friend struct core_access;
-
     const basic_sender* check() const noexcept {
-        COCHAN_CHECK(this->core_ != nullptr, "use of a moved-from cochan sender");
+        COCHAN_CHECK(this->queue_ != nullptr, "use of a moved-from cochan sender");
         return this;
     }
-    Core* core() const noexcept { return check()->core_; }
+    Queue* queue() const noexcept { return check()->queue_; }
 
-    send_awaitable<Core> make_send(value_type&& v, std::stop_token token) const {
-        return send_awaitable<Core>(core(), this->closed_, std::move(v), std::move(token));
+    send_awaitable<Queue> make_send(value_type&& v, std::stop_token token) const {
+        return send_awaitable<Queue>(queue(), this->closed_, std::move(v), std::move(token));
     }
 
     send_result<value_type> blocking(value_type&& v, std::stop_token token) const {
         return run_blocking([&](resume_signal resume) {
-            return send_awaitable<Core, resume_signal>(core(), this->closed_, std::move(v),
-                                                       std::move(token), resume);
+            return send_awaitable<Queue, resume_signal>(queue(), this->closed_, std::move(v),
+                                                        std::move(token), resume);
         });
     }
 
     send_result<value_type> send_now(value_type& v) const {
-        Core* core = this->core();
-        using status = typename Core::send_status;
-        const status s = this->closed_ ? status::disconnected : core->try_send(v);
+        Queue* q = this->queue();
+        using status = typename Queue::send_status;
+        const status s = this->closed_ ? status::disconnected : q->try_send(v);
         // Nothing below may touch *this or the queue: try_send resumed any waiter it woke, and
         // that coroutine may have destroyed this endpoint.
         switch (s) {
@@ -262,16 +263,17 @@ template <class Core> class basic_sender : private sender_ref<Core, Core::multi_
 /// stop), after the channel's lock is released, through a per-thread trampoline that keeps
 /// chains of hand-offs in constant stack; with `.resume_on(post)`, wherever `post(handle)`
 /// resumes it.
-template <class Core> class basic_receiver {
+template <class Queue> class basic_receiver {
   public:
-    using value_type = typename Core::value_type;
+    using value_type = typename Queue::value_type;
 
-    basic_receiver(adopt_t, Core* core) noexcept : core_(core) {}
-    basic_receiver(const basic_receiver& other) noexcept : core_(other.core()) {
-        core_->retain();
-        core_->add_receiver();
+    basic_receiver(adopt_t, Queue* q) noexcept : queue_(q) {}
+    basic_receiver(const basic_receiver& other) noexcept : queue_(other.queue()) {
+        queue_->retain();
+        queue_->add_receiver();
     }
-    basic_receiver(basic_receiver&& other) noexcept : core_(std::exchange(other.core_, nullptr)) {}
+    basic_receiver(basic_receiver&& other) noexcept
+        : queue_(std::exchange(other.queue_, nullptr)) {}
     basic_receiver& operator=(const basic_receiver& other) noexcept {
         if (this != &other) *this = basic_receiver(other);
         return *this;
@@ -279,7 +281,7 @@ template <class Core> class basic_receiver {
     basic_receiver& operator=(basic_receiver&& other) noexcept {
         if (this != &other) {
             reset();
-            core_ = std::exchange(other.core_, nullptr);
+            queue_ = std::exchange(other.queue_, nullptr);
         }
         return *this;
     }
@@ -290,14 +292,14 @@ template <class Core> class basic_receiver {
     /// `try_recv` can take it. Returns `disconnected` once every sender is gone and the buffer
     /// is drained. Exception safety: if moving the value throws, the exception propagates from
     /// the `co_await` and the value goes back to the head of the channel (when there is room).
-    recv_awaitable<Core> recv() const { return recv_awaitable<Core>(core(), {}); }
+    recv_awaitable<Queue> recv() const { return recv_awaitable<Queue>(queue(), {}); }
 
     /// As `recv()`, and a stop request on `token` while waiting completes it with `cancelled`,
     /// unless it was already granted a value (then it completes with the value). A token
     /// already stopped when the receive starts cancels it without touching the channel. On
     /// cancellation the coroutine resumes on the thread that called `request_stop()`.
-    recv_awaitable<Core> recv(std::stop_token token) const {
-        return recv_awaitable<Core>(core(), std::move(token));
+    recv_awaitable<Queue> recv(std::stop_token token) const {
+        return recv_awaitable<Queue>(queue(), std::move(token));
     }
 
     /// `blocking_recv()`: as `co_await recv()` (optionally with a stop token), but blocks the
@@ -306,40 +308,43 @@ template <class Core> class basic_receiver {
     /// transition that completes its receive (no polling).
     recv_result<value_type> blocking_recv(std::stop_token token = {}) const {
         return run_blocking([&](resume_signal resume) {
-            return recv_awaitable<Core, resume_signal>(core(), std::move(token), resume);
+            return recv_awaitable<Queue, resume_signal>(queue(), std::move(token), resume);
         });
     }
 
     /// The oldest buffered value without waiting, or `empty` (a sender remains) or
     /// `disconnected` (none remains and the buffer is drained). Never takes a value granted to
     /// a waiting receiver. Exception safety: strong.
-    recv_result<value_type> try_recv() const { return core()->try_recv(); }
+    recv_result<value_type> try_recv() const { return queue()->try_recv(); }
 
     /// True once every sender is gone (buffered values may remain: see `empty()`).
-    bool is_closed() const noexcept { return core()->senders_gone(); }
+    bool is_closed() const noexcept { return queue()->senders_gone(); }
     /// Values buffered now (a snapshot; values granted to waiting receivers are not counted).
-    std::size_t size() const noexcept { return core()->size(); }
+    std::size_t size() const noexcept { return queue()->size(); }
     bool empty() const noexcept { return size() == 0; }
     /// The bound given to `bounded(capacity)`.
-    std::size_t capacity() const noexcept requires Core::bounded { return core()->capacity(); }
+    std::size_t capacity() const noexcept requires Queue::bounded { return queue()->capacity(); }
+
+    /// As basic_sender's make_op_source (a receiver is never "closed").
+    friend op_source<Queue> make_op_source(const basic_receiver& rx) noexcept {
+        return {queue_ref<Queue>(rx.queue()), false};
+    }
 
   private:
-    friend struct core_access;
-
-    Core* core() const noexcept {
-        COCHAN_CHECK(core_ != nullptr, "use of a moved-from cochan receiver");
-        return core_;
+    Queue* queue() const noexcept {
+        COCHAN_CHECK(queue_ != nullptr, "use of a moved-from cochan receiver");
+        return queue_;
     }
 
     void reset() noexcept {
-        if (core_ != nullptr) {
-            Core* core = std::exchange(core_, nullptr);
-            core->remove_receiver();
-            core->release();
+        if (queue_ != nullptr) {
+            Queue* q = std::exchange(queue_, nullptr);
+            q->remove_receiver();
+            q->release();
         }
     }
 
-    Core* core_ = nullptr; // null once moved from
+    Queue* queue_ = nullptr; // null once moved from
 };
 
 } // namespace cochan::detail

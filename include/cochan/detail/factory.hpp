@@ -13,13 +13,13 @@
 
 namespace cochan::detail {
 
-template <class T, class Producers> using bounded_core = competing_queue<T, ring<T>, Producers>;
+template <class T, class Producers> using bounded_queue = competing_queue<T, ring<T>, Producers>;
 template <class T, class Producers>
-using unbounded_core = competing_queue<T, segmented_queue<T>, Producers>;
+using unbounded_queue = competing_queue<T, segmented_queue<T>, Producers>;
 
-template <class Core>
-std::pair<basic_sender<Core>, basic_receiver<Core>> make_channel(Core* core) noexcept {
-    return {basic_sender<Core>(adopt_t{}, core), basic_receiver<Core>(adopt_t{}, core)};
+template <class Queue>
+std::pair<basic_sender<Queue>, basic_receiver<Queue>> make_channel(Queue* q) noexcept {
+    return {basic_sender<Queue>(adopt_t{}, q), basic_receiver<Queue>(adopt_t{}, q)};
 }
 
 /// `kind` names the factory in the exception's message, e.g. "cochan::spmc::bounded".
@@ -34,13 +34,11 @@ template <class T, class Producers> auto make_bounded(std::size_t capacity, cons
                                 " is larger than the largest ring of this type (" +
                                 std::to_string(ring<T>::max_capacity()) + " values)");
     }
-    using core = bounded_core<T, Producers>;
-    return make_channel(new core(capacity, capacity));
+    return make_channel(new bounded_queue<T, Producers>(capacity));
 }
 
 template <class T, class Producers> auto make_unbounded() {
-    using core = unbounded_core<T, Producers>;
-    return make_channel(new core(0));
+    return make_channel(new unbounded_queue<T, Producers>());
 }
 
 } // namespace cochan::detail

@@ -1,8 +1,8 @@
 // cochan: the awaitable send and receive operations shared by every channel kind.
 #pragma once
 
-#include <cochan/detail/competing_queue.hpp>
 #include <cochan/detail/concepts.hpp>
+#include <cochan/detail/op_state.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/result.hpp>
 
@@ -80,7 +80,8 @@ struct resume_signal {
 };
 
 /// Runs an awaitable to completion on the calling thread, blocking it while the operation
-/// waits. `make(resume_signal)` builds the awaitable with that resumption policy.
+/// waits: the blocking calls are the awaitables (and so the operation states) with a
+/// resumption policy that signals a blocked thread. `make(resume_signal)` builds the awaitable.
 template <class Make> auto run_blocking(Make make) {
     blocking_signal signal;
     auto op = make(resume_signal{&signal}); // destroyed before `signal`
@@ -88,33 +89,23 @@ template <class Make> auto run_blocking(Make make) {
     return op.await_resume();
 }
 
-/// `co_await rx.recv()`. Holds the waiter node, so it is awaited in place: neither copyable nor
-/// movable. Thread safety: one awaitable is awaited by one coroutine.
-template <class Core, class Resume = resume_inline>
-class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_type> {
-    using T = typename Core::value_type;
-    template <class, class> friend class recv_awaitable;
+/// `co_await rx.recv()`: a receive operation state (detail/op_state.hpp) awaited by a
+/// coroutine. Holds the waiter node, so it is awaited in place: neither copyable nor movable.
+/// Thread safety: one awaitable is awaited by one coroutine.
+template <class Queue, class Resume = resume_inline>
+class [[nodiscard]] recv_awaitable : private recv_op_state<Queue> {
+    using T = typename Queue::value_type;
+    using state = recv_op_state<Queue>;
 
   public:
-    recv_awaitable(Core* core, std::stop_token token, Resume resume = {})
-        : core_(core), token_(std::move(token)), resume_(std::move(resume)) {}
+    recv_awaitable(Queue* q, std::stop_token token, Resume resume = {})
+        : state(q), token_(std::move(token)), resume_(std::move(resume)) {}
     recv_awaitable(const recv_awaitable&) = delete;
     recv_awaitable& operator=(const recv_awaitable&) = delete;
-
-    ~recv_awaitable() {
-        if (finished_) return;
-        // Destroyed while suspended (its coroutine was destroyed), never awaited, or after
-        // await_resume threw: unlink, and give back a value the caller will never see. A
-        // completed receive may still be queued on this thread's trampoline: withdraw it, so
-        // nothing resumes the destroyed frame.
-        stop_cb_.reset();
-        core_->unlink_recv(*this);
-        trampoline::withdraw(this);
-        if (this->slot_.has_value()) {
-            core_->hand_back(this->slot_, this->outcome_ == outcome::granted);
-        }
-        release_queue();
-    }
+    // Destroyed while suspended (its coroutine was destroyed), never awaited, or after
+    // await_resume threw: the state unlinks, withdraws from the trampoline and gives back a
+    // value the caller will never see.
+    ~recv_awaitable() = default;
 
     /// The same receive, but the woken coroutine is resumed by `post(handle)` instead of
     /// inline on the completing thread. Call before awaiting.
@@ -122,186 +113,67 @@ class [[nodiscard]] recv_awaitable : private recv_waiter<typename Core::value_ty
     /// event loop's post), or an executor that `poster_traits` adapts (`cochan/asio.hpp`: any
     /// Asio executor).
     template <resume_target Post>
-    recv_awaitable<Core, resume_via_t<Post>> resume_on(Post&& post) && {
-        finished_ = true; // this one is never awaited: its destructor has nothing to undo
-        return {core_, std::move(token_),
+    recv_awaitable<Queue, resume_via_t<Post>> resume_on(Post&& post) && {
+        // This one is never started: its destruction has nothing to undo.
+        return {this->queue(), std::move(token_),
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
     bool await_ready() const noexcept { return false; }
 
-    bool await_suspend(std::coroutine_handle<> h) {
-        this->handle_ = h;
-        this->notify_ = &notify;
-        if (token_.stop_possible()) {
-            // Registered before linking: a stop that fires now only marks stop_seen_, so the
-            // coroutine is never resumed from inside this function.
-            stop_cb_.emplace(token_, canceller{this});
-        }
-        // A stop request from another thread can land here, before the waiter is linked.
-        COCHAN_DETAIL_INTERLEAVE(recv_before_link);
-        // true: linked. Another thread may resume (and destroy) this coroutine at once, so
-        // nothing below this line may touch *this.
-        return core_->recv_or_wait(*this);
-    }
+    /// true: linked; another thread may resume (and destroy) this coroutine at once.
+    bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
 
-    recv_result<T> await_resume() {
-        stop_cb_.reset(); // waits for a stop callback still running on another thread
-        switch (this->outcome_) {
-        case outcome::ok:
-        case outcome::granted: {
-            // The result is built in place, in one move from the slot; the bookkeeping runs
-            // only once that move succeeded. If it throws, the value is still in the slot and
-            // the destructor hands it back.
-            struct on_success {
-                recv_awaitable& self;
-                int exceptions =
-                    std::is_nothrow_move_constructible_v<T> ? 0 : std::uncaught_exceptions();
-                ~on_success() {
-                    if constexpr (!std::is_nothrow_move_constructible_v<T>) {
-                        if (std::uncaught_exceptions() != exceptions) return;
-                    }
-                    self.slot_.reset();
-                    self.finished_ = true;
-                    if constexpr (Core::bounded) {
-                        if (self.outcome_ == outcome::granted) self.core_->release_grant();
-                    }
-                    self.release_queue();
-                }
-            } done{*this};
-            return recv_result<T>(std::in_place, std::move(*this->slot_));
-        }
-        case outcome::disconnected:
-            finished_ = true;
-            release_queue();
-            return recv_result<T>(std::in_place_index<1>, recv_errc::disconnected);
-        default:
-            finished_ = true;
-            release_queue();
-            return recv_result<T>(std::in_place_index<1>, recv_errc::cancelled);
-        }
-    }
+    recv_result<T> await_resume() { return this->result(); }
 
   private:
-    /// Drops the reference a linked waiter holds (see recv_or_wait): the queue may be freed
-    /// here if every endpoint is gone, so nothing may touch it afterwards.
-    void release_queue() noexcept {
-        if (this->keeps_queue_) {
-            this->keeps_queue_ = false;
-            core_->release();
-        }
-    }
-
-    struct canceller {
-        recv_awaitable* self;
-        void operator()() const noexcept { self->core_->cancel_recv(*self); }
-    };
-
     static void notify(waiter_base* w) noexcept {
-        auto* self = static_cast<recv_awaitable*>(static_cast<recv_waiter<T>*>(w));
-        self->resume_(w);
+        static_cast<recv_awaitable&>(state::of(w)).resume_(w);
     }
 
-    Core* core_;
     std::stop_token token_;
-    std::optional<std::stop_callback<canceller>> stop_cb_;
     [[no_unique_address]] Resume resume_;
-    bool finished_ = false; // owner only: the outcome was consumed, nothing left to undo
 };
 
-/// `co_await tx.send(v)` on a bounded channel. Holds the waiter node and the value, so it is
-/// awaited in place: neither copyable nor movable. Thread safety: one awaitable is awaited by
-/// one coroutine.
-template <class Core, class Resume = resume_inline>
-class [[nodiscard]] send_awaitable : private send_waiter<typename Core::value_type> {
-    using T = typename Core::value_type;
-    template <class, class> friend class send_awaitable;
+/// `co_await tx.send(v)` on a bounded channel: a send operation state awaited by a coroutine.
+/// Holds the waiter node and the value, so it is awaited in place: neither copyable nor
+/// movable. Thread safety: one awaitable is awaited by one coroutine.
+template <class Queue, class Resume = resume_inline>
+class [[nodiscard]] send_awaitable : private send_op_state<Queue> {
+    using T = typename Queue::value_type;
+    using state = send_op_state<Queue>;
 
   public:
-    send_awaitable(Core* core, bool closed, T&& value, std::stop_token token, Resume resume = {})
-        : core_(core), value_(std::move(value)), token_(std::move(token)),
-          resume_(std::move(resume)), closed_(closed) {}
+    send_awaitable(Queue* q, bool closed, T&& value, std::stop_token token, Resume resume = {})
+        : state(q, closed, std::move(value)), token_(std::move(token)), resume_(std::move(resume)) {
+    }
     send_awaitable(const send_awaitable&) = delete;
     send_awaitable& operator=(const send_awaitable&) = delete;
-
-    ~send_awaitable() {
-        if (finished_) return;
-        stop_cb_.reset();
-        core_->unlink_send(*this);
-        trampoline::withdraw(this); // a completed send queued on this thread's trampoline
-        if (this->holds_producer_) core_->leave_producer();
-        release_queue();
-    }
+    ~send_awaitable() = default;
 
     /// The same send, but the woken coroutine is resumed by `post(handle)` instead of inline on
     /// the completing thread. Call before awaiting.
     /// `post`: as for `recv_awaitable::resume_on`.
     template <resume_target Post>
-    send_awaitable<Core, resume_via_t<Post>> resume_on(Post&& post) && {
-        finished_ = true;
-        return {core_, closed_, std::move(value_), std::move(token_),
+    send_awaitable<Queue, resume_via_t<Post>> resume_on(Post&& post) && {
+        return {this->queue(), this->closed(), std::move(this->value()), std::move(token_),
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
     bool await_ready() const noexcept { return false; }
 
-    bool await_suspend(std::coroutine_handle<> h) {
-        if (closed_) {
-            this->outcome_ = outcome::disconnected;
-            return false;
-        }
-        this->handle_ = h;
-        this->notify_ = &notify;
-        this->offered_ = std::addressof(value_);
-        if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
-        COCHAN_DETAIL_INTERLEAVE(send_before_link); // as recv_before_link
-        // true: linked; nothing below may touch *this (see recv_awaitable::await_suspend).
-        return core_->send_or_wait(*this);
-    }
+    /// true: linked; nothing may touch *this afterwards (see recv_awaitable::await_suspend).
+    bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
 
-    send_result<T> await_resume() {
-        stop_cb_.reset();
-        finished_ = true;
-        if (this->holds_producer_) core_->leave_producer();
-        release_queue(); // the rest reads only this awaitable
-        switch (this->outcome_) {
-        case outcome::ok: return send_result<T>(std::in_place);
-        case outcome::failed: std::rethrow_exception(this->error_);
-        case outcome::cancelled:
-            return send_result<T>(std::in_place_index<1>,
-                                  send_error<T>{send_errc::cancelled, std::move(value_)});
-        default:
-            return send_result<T>(std::in_place_index<1>,
-                                  send_error<T>{send_errc::disconnected, std::move(value_)});
-        }
-    }
+    send_result<T> await_resume() { return this->result(); }
 
   private:
-    /// As recv_awaitable::release_queue().
-    void release_queue() noexcept {
-        if (this->keeps_queue_) {
-            this->keeps_queue_ = false;
-            core_->release();
-        }
-    }
-
-    struct canceller {
-        send_awaitable* self;
-        void operator()() const noexcept { self->core_->cancel_send(*self); }
-    };
-
     static void notify(waiter_base* w) noexcept {
-        auto* self = static_cast<send_awaitable*>(static_cast<send_waiter<T>*>(w));
-        self->resume_(w);
+        static_cast<send_awaitable&>(state::of(w)).resume_(w);
     }
 
-    Core* core_;
-    T value_; // moved into the channel by whoever grants the slot; handed back on failure
     std::stop_token token_;
-    std::optional<std::stop_callback<canceller>> stop_cb_;
     [[no_unique_address]] Resume resume_;
-    bool closed_;           // the sender endpoint was closed when the send was made
-    bool finished_ = false; // owner only: the outcome was consumed, nothing left to undo
 };
 
 } // namespace cochan::detail

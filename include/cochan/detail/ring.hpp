@@ -29,27 +29,31 @@ template <class T> class ring {
     /// unchecked `capacity * sizeof(T)` could wrap to a small allocation), `std::bad_alloc` if
     /// the memory is not there.
     explicit ring(std::size_t capacity)
-        : slots_(static_cast<T*>(
+        : cells_(static_cast<T*>(
               ::operator new (checked_bytes(capacity), std::align_val_t{alignof(T)}))),
           capacity_(capacity) {}
 
+    /// The moved-from ring keeps its capacity (the channel still answers capacity()) but no
+    /// cells; nothing is stored into it again (the queue moves its storage out only when the
+    /// last receiver leaves, after which every send fails first).
     ring(ring&& other) noexcept
-        : slots_(std::exchange(other.slots_, nullptr)),
-          capacity_(std::exchange(other.capacity_, 0)), head_(std::exchange(other.head_, 0)),
-          size_(std::exchange(other.size_, 0)) {}
+        : cells_(std::exchange(other.cells_, nullptr)), capacity_(other.capacity_),
+          head_(std::exchange(other.head_, 0)), size_(std::exchange(other.size_, 0)) {}
     ring& operator=(ring&&) = delete;
 
     ~ring() {
         clear();
-        if (slots_ != nullptr) ::operator delete (slots_, std::align_val_t{alignof(T)});
+        if (cells_ != nullptr) ::operator delete (cells_, std::align_val_t{alignof(T)});
     }
 
     std::size_t size() const noexcept { return size_; }
+    /// The bound: the number of cells. The channel's capacity is this, held here only.
+    std::size_t capacity() const noexcept { return capacity_; }
     bool empty() const noexcept { return size_ == 0; }
 
     void push_back(T&& v) {
         COCHAN_ASSERT(size_ < capacity_, "ring overflow");
-        std::construct_at(slots_ + wrap(head_ + size_), std::move(v));
+        std::construct_at(cells_ + wrap(head_ + size_), std::move(v));
         ++size_;
     }
 
@@ -57,16 +61,16 @@ template <class T> class ring {
     void push_front(T&& v) {
         COCHAN_ASSERT(size_ < capacity_, "ring overflow");
         const std::size_t at = head_ == 0 ? capacity_ - 1 : head_ - 1;
-        std::construct_at(slots_ + at, std::move(v));
+        std::construct_at(cells_ + at, std::move(v));
         head_ = at;
         ++size_;
     }
 
-    T& front() noexcept { return slots_[head_]; }
+    T& front() noexcept { return cells_[head_]; }
 
     /// Destroys the head, which the caller has moved from.
     void pop_front() noexcept {
-        std::destroy_at(slots_ + head_);
+        std::destroy_at(cells_ + head_);
         head_ = wrap(head_ + 1);
         --size_;
     }
@@ -85,7 +89,7 @@ template <class T> class ring {
 
     std::size_t wrap(std::size_t i) const noexcept { return i >= capacity_ ? i - capacity_ : i; }
 
-    T* slots_;
+    T* cells_;
     std::size_t capacity_;
     std::size_t head_ = 0;
     std::size_t size_ = 0;

@@ -1,10 +1,12 @@
-// cochan: intrusive waiter nodes and FIFO lists used by the competing-consumer core.
+// cochan: intrusive waiter nodes and FIFO lists used by the competing-consumer queue.
 #pragma once
 
 #include <cochan/detail/config.hpp>
 
 #include <coroutine>
 #include <cstddef>
+#include <exception>
+#include <optional>
 #include <utility>
 
 namespace cochan::detail {
@@ -45,6 +47,23 @@ struct waiter_base {
     bool stop_seen_ = false;   // guarded by the lock: a stop request arrived before linking
     bool keeps_queue_ = false; // set under the lock when linked: the waiter holds a reference to
                                // the queue, which its owner drops (release()) once done with it
+    bool deferred_delivery_ = false; // set by the owner before starting: its completion is
+                                     // delivered later and can still be cancelled (the Asio
+                                     // adapter), so a value taken at once keeps its permit
+};
+
+/// A waiting receive: the value storage a value is granted into.
+template <class T> struct recv_waiter : waiter_base {
+    std::optional<T> value_; // written under the lock by the granter; read by the owner after
+                             // it resumes (or when it gives an undelivered value back)
+};
+
+/// A waiting send: a pointer to the value it offers, owned by the operation.
+template <class T> struct send_waiter : waiter_base {
+    T* offered_ = nullptr;     // set by the owner before linking; moved from by the granter
+    std::exception_ptr error_; // set under the lock when moving `*offered_` threw (outcome failed)
+    bool holds_producer_ = false; // set under the lock when linked: the SPMC busy flag stays set
+                                  // until the owner calls leave_producer()
 };
 
 /// An intrusive doubly linked FIFO of waiters. Not thread-safe: used under the queue's lock.
@@ -81,15 +100,16 @@ class waiter_list {
     waiter_base* tail_ = nullptr;
 };
 
-/// The one-slot "list" of an SPMC channel's sender side: only one producer can wait.
+/// The one-waiter "list" of an SPMC channel's sender side: only one producer can wait.
 /// Not thread-safe: used under the queue's lock.
-class waiter_slot {
+class single_waiter {
   public:
     bool empty() const noexcept { return w_ == nullptr; }
     waiter_base* front() const noexcept { return w_; }
 
     void push_back(waiter_base* w) noexcept {
-        // Checked in every build: overwriting the slot would lose the waiting send and its value.
+        // Checked in every build: overwriting the waiter would lose the waiting send and its
+        // value.
         COCHAN_CHECK(w_ == nullptr, "two sends overlap on one SPMC sender");
         w_ = w;
     }

@@ -1,0 +1,324 @@
+// cochan: the operation-state protocol. One receive or one send against a channel's queue,
+// embedded by everything that waits: the coroutine awaitables, the blocking calls, the Asio
+// operations. It owns the waiter node, linking, stop-token cancellation, the grant, the
+// give-back of an undelivered value and the queue references; its owner only says how to be
+// woken and what to do with the result.
+#pragma once
+
+#include <cochan/detail/competing_queue.hpp>
+#include <cochan/detail/config.hpp>
+#include <cochan/detail/trampoline.hpp>
+#include <cochan/detail/waiter.hpp>
+#include <cochan/result.hpp>
+
+#include <coroutine>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+namespace cochan::detail {
+
+/// A counted reference to a queue (one `retain()`), for whatever must keep a channel alive
+/// without being an endpoint: an Asio operation and a lazy token's stored arguments, the test
+/// harnesses. Copy retains again; a moved-from one holds nothing. Thread safety: distinct
+/// objects: safe.
+template <class Queue> class queue_ref {
+  public:
+    queue_ref() noexcept = default;
+    explicit queue_ref(Queue* q) noexcept : q_(q) {
+        if (q_ != nullptr) q_->retain();
+    }
+    queue_ref(const queue_ref& other) noexcept : queue_ref(other.q_) {}
+    queue_ref(queue_ref&& other) noexcept : q_(std::exchange(other.q_, nullptr)) {}
+    queue_ref& operator=(queue_ref other) noexcept {
+        std::swap(q_, other.q_);
+        return *this;
+    }
+    ~queue_ref() {
+        if (q_ != nullptr) q_->release(); // may delete the queue and its buffered values
+    }
+
+    Queue* get() const noexcept { return q_; }
+    Queue* operator->() const noexcept { return q_; }
+
+  private:
+    Queue* q_ = nullptr;
+};
+
+/// Where an operation starts from: the endpoint's queue, counted, and (for a sender) whether
+/// that endpoint was closed. Endpoints hand it out through `make_op_source(endpoint)`.
+template <class Queue> struct op_source {
+    queue_ref<Queue> queue;
+    bool closed = false;
+};
+
+// The life of an operation state (recv_op_state, send_op_state). Every step is its owner's,
+// on one thread at a time, except where a waiter field says "under the lock".
+//
+//   fresh     constructed on a queue that some endpoint (or queue_ref) keeps alive.
+//   start()   registers the stop callback, then asks the queue under its lock:
+//             - completes at once (returns false): done. No notification will come.
+//             - links the waiter (returns true): linked. The queue took a reference for the
+//               waiter (`keeps_queue_`). From here until its notify function runs, the owner
+//               must not touch the state: the completer may be notifying it on another thread.
+//   linked    a grant, a disconnection, a stop request or cancel() completes it under the
+//             lock; the completer calls the notify function once, after unlocking: done.
+//   done      the owner calls one of
+//             - result(): the value or the error; the permit and the waiter's reference are
+//               released (finished). If `T`'s move throws, the value stays (still done) and
+//               the exception propagates;
+//             - give_back() (receive): its value is not delivered (the delivery was
+//               cancelled, as Asio's lossless `||` does): back to the queue (finished);
+//             - or it destroys the state (below).
+//   destroyed from any state but linked-and-racing (the owner's coroutine destroyed while it
+//             waits, before it resumed, or an Asio operation abandoned at shutdown): a linked
+//             waiter is unlinked, a completed one queued on this thread's trampoline is
+//             withdrawn, a value it holds goes back to the queue, references are dropped.
+//             Destroying it while another thread may be completing it is the one thing not
+//             allowed (docs/design.md, known limits).
+//   finished  nothing is left to undo; the queue may already be gone.
+//
+// Cancellation, stop token and cancel() alike: `queue->cancel_*` under the lock decides it. A
+// stop before linking only marks `stop_seen_` (the operation then completes `cancelled` when it
+// links, without waiting); while linked it unlinks and completes `cancelled`; once done it does
+// nothing (a grant made first wins, rule 8).
+
+/// One receive. `Queue` is a `competing_queue`.
+template <class Queue> class recv_op_state : public recv_waiter<typename Queue::value_type> {
+    using T = typename Queue::value_type;
+
+  public:
+    explicit recv_op_state(Queue* q) noexcept : queue_(q) {}
+    recv_op_state(const recv_op_state&) = delete;
+    recv_op_state& operator=(const recv_op_state&) = delete;
+    ~recv_op_state() { abandon(); }
+
+    /// The state a waiter node belongs to, for the owner's notify function.
+    static recv_op_state& of(waiter_base* w) noexcept {
+        return *static_cast<recv_op_state*>(static_cast<recv_waiter<T>*>(w));
+    }
+
+    Queue* queue() const noexcept { return queue_; }
+
+    /// Before start(): the completion is delivered later and may still be cancelled after the
+    /// operation is done, so a value taken at once keeps its permit until result() or
+    /// give_back(), as a grant does (then giving it back always finds room).
+    void defer_delivery() noexcept { this->deferred_delivery_ = true; }
+
+    /// Starts the receive: true if it waits (linked), false if it completed at once. `notify`
+    /// is called once after it completes while linked; `h` is stored for it (`handle_`).
+    bool start(waiter_base::notify_fn notify, std::coroutine_handle<> h,
+               const std::stop_token& token = {}) {
+        started_ = true;
+        this->handle_ = h;
+        this->notify_ = notify;
+        if (token.stop_possible()) {
+            // Registered before linking: a stop that fires now only marks stop_seen_, so the
+            // owner is never notified from inside this function.
+            stop_cb_.emplace(token, canceller{this});
+        }
+        // A stop request from another thread can land here, before the waiter is linked.
+        COCHAN_DETAIL_INTERLEAVE(recv_before_link);
+        // true: linked. Another thread may notify (and the owner destroy) this state at once,
+        // so nothing below this line may touch *this.
+        return queue_->recv_or_wait(*this);
+    }
+
+    /// Cancels the operation (Asio's cancellation slot). Any thread; see the protocol above.
+    void cancel() noexcept { queue_->cancel_recv(*this); }
+
+    /// Done with a value (received, or taken at once), not yet delivered.
+    bool holds_value() const noexcept { return this->value_.has_value(); }
+
+    /// The outcome. Exception safety: if `T`'s move throws, the value stays in the state (its
+    /// destruction gives it back) and the exception propagates.
+    recv_result<T> result() {
+        stop_cb_.reset(); // waits for a stop callback still running on another thread
+        switch (this->outcome_) {
+        case outcome::ok:
+        case outcome::granted: {
+            // The result is built in place, in one move from the value storage; the
+            // bookkeeping runs only once that move succeeded.
+            struct on_success {
+                recv_op_state& self;
+                int exceptions =
+                    std::is_nothrow_move_constructible_v<T> ? 0 : std::uncaught_exceptions();
+                ~on_success() {
+                    if constexpr (!std::is_nothrow_move_constructible_v<T>) {
+                        if (std::uncaught_exceptions() != exceptions) return;
+                    }
+                    self.value_.reset();
+                    if constexpr (Queue::bounded) {
+                        if (self.outcome_ == outcome::granted) self.queue_->release_permit();
+                    }
+                    self.settle();
+                }
+            } done{*this};
+            return recv_result<T>(std::in_place, std::move(*this->value_));
+        }
+        case outcome::disconnected:
+            settle();
+            return recv_result<T>(std::in_place_index<1>, recv_errc::disconnected);
+        default: settle(); return recv_result<T>(std::in_place_index<1>, recv_errc::cancelled);
+        }
+    }
+
+    /// Done and holding a value that will not be delivered: it goes back to the queue (the
+    /// next waiting receiver, else the head of the buffer). Otherwise like result() without
+    /// one.
+    void give_back() noexcept {
+        stop_cb_.reset();
+        if (this->value_.has_value()) queue_->give_back(*this);
+        settle();
+    }
+
+    /// What destruction does; callable earlier by an owner that must let go at a given moment
+    /// (an Asio operation abandoned at shutdown). Idempotent.
+    void abandon() noexcept {
+        if (finished_) return;
+        if (!started_) { // never started (a resume_on() source, an awaitable never awaited)
+            finished_ = true;
+            return;
+        }
+        stop_cb_.reset();
+        queue_->unlink_recv(*this); // still waiting: unlinked (outcome cancelled)
+        trampoline::withdraw(this); // completed and queued on this thread's trampoline
+        give_back();
+    }
+
+  private:
+    struct canceller {
+        recv_op_state* self;
+        void operator()() const noexcept { self->cancel(); }
+    };
+
+    /// Drops the reference a linked waiter holds: the queue may be freed here if every
+    /// endpoint is gone, so nothing may touch it afterwards.
+    void settle() noexcept {
+        finished_ = true;
+        if (this->keeps_queue_) {
+            this->keeps_queue_ = false;
+            queue_->release();
+        }
+    }
+
+    Queue* queue_; // kept alive by an endpoint or queue_ref until start(), then also by the
+                   // waiter's reference while linked
+    std::optional<std::stop_callback<canceller>> stop_cb_;
+    bool started_ = false;  // owner only: start() was called
+    bool finished_ = false; // owner only: nothing left to undo
+};
+
+/// One send, holding its value until the queue takes it (or until it is handed back to the
+/// caller in the error). `Queue` is a bounded `competing_queue`.
+template <class Queue> class send_op_state : public send_waiter<typename Queue::value_type> {
+    using T = typename Queue::value_type;
+
+  public:
+    /// `closed`: the sender endpoint was closed when the send was made (it fails
+    /// `disconnected` without touching the queue).
+    template <class V>
+    send_op_state(Queue* q, bool closed, V&& value)
+        : queue_(q), value_(std::in_place, std::forward<V>(value)), closed_(closed) {}
+    send_op_state(const send_op_state&) = delete;
+    send_op_state& operator=(const send_op_state&) = delete;
+    ~send_op_state() { abandon(); }
+
+    static send_op_state& of(waiter_base* w) noexcept {
+        return *static_cast<send_op_state*>(static_cast<send_waiter<T>*>(w));
+    }
+
+    Queue* queue() const noexcept { return queue_; }
+    bool closed() const noexcept { return closed_; }
+    /// The value, before start() (to build another state from it).
+    T& value() noexcept { return *value_; }
+
+    /// Starts the send: true if it waits (linked), false if it completed at once.
+    bool start(waiter_base::notify_fn notify, std::coroutine_handle<> h,
+               const std::stop_token& token = {}) {
+        started_ = true;
+        if (closed_) {
+            this->outcome_ = outcome::disconnected;
+            return false;
+        }
+        this->handle_ = h;
+        this->notify_ = notify;
+        this->offered_ = std::addressof(*value_);
+        if (token.stop_possible()) stop_cb_.emplace(token, canceller{this});
+        COCHAN_DETAIL_INTERLEAVE(send_before_link); // as recv_before_link
+        // true: linked; nothing below may touch *this (see recv_op_state::start).
+        return queue_->send_or_wait(*this);
+    }
+
+    void cancel() noexcept { queue_->cancel_send(*this); }
+
+    /// The outcome: success, or the error with the value back. A move of `T` that threw when
+    /// the queue admitted the send later is rethrown here.
+    send_result<T> result() {
+        stop_cb_.reset();
+        settle(); // the rest reads only this state
+        switch (this->outcome_) {
+        case outcome::ok: return send_result<T>(std::in_place);
+        case outcome::failed: std::rethrow_exception(this->error_);
+        case outcome::cancelled:
+            return send_result<T>(std::in_place_index<1>,
+                                  send_error<T>{send_errc::cancelled, std::move(*value_)});
+        default:
+            return send_result<T>(std::in_place_index<1>,
+                                  send_error<T>{send_errc::disconnected, std::move(*value_)});
+        }
+    }
+
+    /// As recv_op_state::abandon(). The unsent value stays until the state is destroyed.
+    void abandon() noexcept {
+        if (finished_) return;
+        if (!started_) {
+            finished_ = true;
+            return;
+        }
+        stop_cb_.reset();
+        queue_->unlink_send(*this);
+        trampoline::withdraw(this);
+        settle();
+    }
+
+    /// abandon(), and the unsent value (or the moved-from one a granted send left) is
+    /// destroyed now (an Asio operation abandoned at shutdown: the value may be an I/O object
+    /// that must go while its context exists).
+    void discard() noexcept {
+        abandon();
+        value_.reset();
+        this->error_ = nullptr;
+    }
+
+  private:
+    struct canceller {
+        send_op_state* self;
+        void operator()() const noexcept { self->cancel(); }
+    };
+
+    void settle() noexcept {
+        finished_ = true;
+        if (this->holds_producer_) {
+            this->holds_producer_ = false;
+            queue_->leave_producer();
+        }
+        if (this->keeps_queue_) {
+            this->keeps_queue_ = false;
+            queue_->release();
+        }
+    }
+
+    Queue* queue_;           // as recv_op_state::queue_
+    std::optional<T> value_; // moved into the channel by whoever grants the permit; engaged
+                             // until discard()
+    std::optional<std::stop_callback<canceller>> stop_cb_;
+    bool closed_;
+    bool started_ = false;  // owner only
+    bool finished_ = false; // owner only
+};
+
+} // namespace cochan::detail
