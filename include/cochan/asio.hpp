@@ -37,13 +37,17 @@
 #include <type_traits>
 #include <utility>
 
+namespace cochan::asio::detail {
+/// An Asio executor, standard (`execution::is_executor`) or of the older Networking TS kind.
+template <class E>
+concept executor = ::asio::execution::is_executor<E>::value || ::asio::is_executor<E>::value;
+} // namespace cochan::asio::detail
+
 /// `resume_on(executor)`: a coroutine woken by the channel is resumed by `asio::post(executor)`.
 /// While the coroutine waits, the poster holds a work guard, so `io_context::run()` does not
 /// return under a coroutine that is still to be resumed there. The coroutine frame is the
 /// caller's, not the adapter's: the executor's execution context must outlive the wait.
-template <class Executor>
-requires(::asio::execution::is_executor<Executor>::value ||
-         ::asio::is_executor<Executor>::value) struct cochan::poster_traits<Executor> {
+template <cochan::asio::detail::executor Executor> struct cochan::poster_traits<Executor> {
     static auto make(Executor ex) {
         return [work = ::asio::executor_work_guard<Executor>(ex)](std::coroutine_handle<> h) {
             ::asio::post(work.get_executor(), [h] { h.resume(); });

@@ -63,6 +63,12 @@ template <class V, class E> class [[nodiscard]] result {
     using value_type = V;
     using error_type = E;
 
+    /// Not awaitable: a result is what an operation that never waits returned (an unbounded
+    /// `send(v)`, every `try_*`); the compiler quotes this line when one is awaited.
+    void await_ready() const = delete;       // a result is not awaitable: drop the co_await
+    void await_suspend(auto) const = delete; // a result is not awaitable: drop the co_await
+    void await_resume() const = delete;      // a result is not awaitable: drop the co_await
+
     /// Holds a value.
     template <class... Args>
     explicit result(std::in_place_t,
@@ -105,6 +111,11 @@ template <class E> class [[nodiscard]] result<void, E> {
   public:
     using value_type = void;
     using error_type = E;
+
+    /// Not awaitable, as the primary template (an unbounded `send(v)` returns one of these).
+    void await_ready() const = delete;       // a result is not awaitable: drop the co_await
+    void await_suspend(auto) const = delete; // a result is not awaitable: drop the co_await
+    void await_resume() const = delete;      // a result is not awaitable: drop the co_await
 
     /// Success.
     explicit result(std::in_place_t) noexcept {}

@@ -1,5 +1,5 @@
 // An unbounded channel has no capacity() to ask for.
-// expect: constraints|no matching|not viable|no member
+// expect: unbounded: it has no capacity
 #include <cochan/spmc.hpp>
 
 int main() {

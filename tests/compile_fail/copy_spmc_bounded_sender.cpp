@@ -1,5 +1,5 @@
 // The SPMC sender is move-only: there is one producer. Copying it must not compile.
-// expect: deleted
+// expect: the one producer: move it, never copy
 #include <cochan/spmc.hpp>
 
 #include <utility>

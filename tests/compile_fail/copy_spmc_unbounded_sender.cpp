@@ -1,5 +1,5 @@
 // The unbounded SPMC sender is move-only as well.
-// expect: deleted
+// expect: the one producer: move it, never copy
 #include <cochan/spmc.hpp>
 
 #include <utility>

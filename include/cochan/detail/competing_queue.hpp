@@ -88,6 +88,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
 
   public:
     using value_type = T;
+    using producers = Producers;
     static constexpr bool bounded = Storage::bounded;
     static constexpr bool multi_producer = Producers::multi;
 

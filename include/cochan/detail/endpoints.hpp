@@ -111,9 +111,16 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     using base = sender_ref<Queue, Queue::multi_producer>;
     static constexpr bool multi = Queue::multi_producer;
     static constexpr bool bounded = Queue::bounded;
+    // The four kinds, named so the requires-clauses below read (and format) as words.
+    static constexpr bool bounded_spmc = bounded && !multi;
+    static constexpr bool bounded_mpmc = bounded && multi;
+    static constexpr bool unbounded_spmc = !bounded && !multi;
+    static constexpr bool unbounded_mpmc = !bounded && multi;
+    static constexpr bool spmc = !multi;
 
   public:
     using value_type = typename Queue::value_type;
+    using producers = typename Queue::producers; // for the factories
 
     basic_sender(adopt_t, Queue* q) noexcept : base(q) {}
 
@@ -125,10 +132,10 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// are served in FIFO order; a freed slot is granted to the oldest, never taken by a later
     /// `try_send`. Exception safety: if moving `v` into the channel throws, the exception
     /// propagates from the `co_await` and the channel is unchanged.
-    send_awaitable<Queue> send(value_type v) requires(bounded && !multi) {
+    send_awaitable<Queue> send(value_type v) requires bounded_spmc {
         return make_send(std::move(v), {});
     }
-    send_awaitable<Queue> send(value_type v) const requires(bounded&& multi) {
+    send_awaitable<Queue> send(value_type v) const requires bounded_mpmc {
         return make_send(std::move(v), {});
     }
 
@@ -136,20 +143,17 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// and `v` back, unless it was already granted a slot (then it completes normally). A token
     /// already stopped when the send starts cancels it without touching the channel.
     /// On cancellation the coroutine resumes on the thread that called `request_stop()`.
-    send_awaitable<Queue> send(value_type v, std::stop_token token) requires(bounded && !multi) {
+    send_awaitable<Queue> send(value_type v, std::stop_token token) requires bounded_spmc {
         return make_send(std::move(v), std::move(token));
     }
-    send_awaitable<Queue> send(value_type v, std::stop_token token) const
-        requires(bounded&& multi) {
+    send_awaitable<Queue> send(value_type v, std::stop_token token) const requires bounded_mpmc {
         return make_send(std::move(v), std::move(token));
     }
 
     /// Enqueues `v` if a slot is free, without waiting: success, or `full` / `disconnected`
     /// with `v` back. Never takes a slot granted to a waiting sender. Exception safety: strong.
-    send_result<value_type> try_send(value_type v) requires(bounded && !multi) {
-        return send_now(v);
-    }
-    send_result<value_type> try_send(value_type v) const requires(bounded&& multi) {
+    send_result<value_type> try_send(value_type v) requires bounded_spmc { return send_now(v); }
+    send_result<value_type> try_send(value_type v) const requires bounded_mpmc {
         return send_now(v);
     }
 
@@ -159,11 +163,11 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// transition that completes its send (no polling). Do not call it from a coroutine that
     /// runs on a thread the channel's receivers need in order to make progress.
     send_result<value_type> blocking_send(value_type v,
-                                          std::stop_token token = {}) requires(bounded && !multi) {
+                                          std::stop_token token = {}) requires bounded_spmc {
         return blocking(std::move(v), std::move(token));
     }
-    send_result<value_type> blocking_send(value_type v, std::stop_token token = {}) const
-        requires(bounded&& multi) {
+    send_result<value_type> blocking_send(value_type v,
+                                          std::stop_token token = {}) const requires bounded_mpmc {
         return blocking(std::move(v), std::move(token));
     }
 
@@ -174,19 +178,28 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// call returns, or later if this thread is already inside the trampoline. Exception
     /// safety: strong (`std::bad_alloc` or a throwing move of `T` propagate; `v` is destroyed
     /// with the argument, the channel is unchanged).
-    send_result<value_type> send(value_type v) requires(!bounded && !multi) { return send_now(v); }
-    send_result<value_type> send(value_type v) const requires(!bounded && multi) {
-        return send_now(v);
-    }
+    send_result<value_type> send(value_type v) requires unbounded_spmc { return send_now(v); }
+    send_result<value_type> send(value_type v) const requires unbounded_mpmc { return send_now(v); }
 
     /// `blocking_send(v)` on an unbounded channel is `send(v)`: it never waits. Provided so code
     /// written for the blocking API works with every channel kind.
-    send_result<value_type> blocking_send(value_type v) requires(!bounded && !multi) {
+    send_result<value_type> blocking_send(value_type v) requires unbounded_spmc {
         return send_now(v);
     }
-    send_result<value_type> blocking_send(value_type v) const requires(!bounded && multi) {
+    send_result<value_type> blocking_send(value_type v) const requires unbounded_mpmc {
         return send_now(v);
     }
+
+    // ---- common mistakes ---------------------------------------------------------------------
+    // Deleted, so generic code can still ask `requires { tx.try_send(v); }`, and each with its
+    // message on the same line, which the compiler's "declared here" note quotes.
+
+    void try_send(value_type) const requires(!bounded) = delete; // unbounded: send(v) never waits
+    void send(value_type) const requires spmc = delete; // SPMC: sends need a non-const sender
+    void send(value_type, std::stop_token) const requires bounded_spmc = delete; // SPMC: non-const
+    void try_send(value_type) const requires bounded_spmc = delete; // SPMC: non-const sender only
+    void blocking_send(value_type) const requires spmc = delete;    // SPMC: non-const sender only
+    void blocking_send(value_type, std::stop_token) const requires bounded_spmc = delete; // SPMC
 
     // ---- connection and queries ---------------------------------------------------------------
 
@@ -324,6 +337,7 @@ template <class Queue> class basic_receiver {
     bool empty() const noexcept { return size() == 0; }
     /// The bound given to `bounded(capacity)`.
     std::size_t capacity() const noexcept requires Queue::bounded { return queue()->capacity(); }
+    void capacity() const requires(!Queue::bounded) = delete; // unbounded: it has no capacity()
 
     /// As basic_sender's make_op_source (a receiver is never "closed").
     friend op_source<Queue> make_op_source(const basic_receiver& rx) noexcept {

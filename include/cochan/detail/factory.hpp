@@ -17,13 +17,17 @@ template <class T, class Producers> using bounded_queue = competing_queue<T, rin
 template <class T, class Producers>
 using unbounded_queue = competing_queue<T, segmented_queue<T>, Producers>;
 
-template <class Queue>
-std::pair<basic_sender<Queue>, basic_receiver<Queue>> make_channel(Queue* q) noexcept {
-    return {basic_sender<Queue>(adopt_t{}, q), basic_receiver<Queue>(adopt_t{}, q)};
+/// The first pair of endpoints of a new queue: `Sender` and `Receiver` are public endpoint
+/// types (they inherit basic_sender / basic_receiver of that queue).
+template <class Sender, class Receiver, class Queue>
+std::pair<Sender, Receiver> make_channel(Queue* q) noexcept {
+    return {Sender(adopt_t{}, q), Receiver(adopt_t{}, q)};
 }
 
 /// `kind` names the factory in the exception's message, e.g. "cochan::spmc::bounded".
-template <class T, class Producers> auto make_bounded(std::size_t capacity, const char* kind) {
+template <class Sender, class Receiver>
+std::pair<Sender, Receiver> make_bounded(std::size_t capacity, const char* kind) {
+    using T = typename Sender::value_type;
     if (capacity == 0) {
         throw std::invalid_argument(std::string(kind) +
                                     ": capacity must be greater than 0 (there is no rendezvous "
@@ -34,11 +38,13 @@ template <class T, class Producers> auto make_bounded(std::size_t capacity, cons
                                 " is larger than the largest ring of this type (" +
                                 std::to_string(ring<T>::max_capacity()) + " values)");
     }
-    return make_channel(new bounded_queue<T, Producers>(capacity));
+    using queue = bounded_queue<T, typename Sender::producers>;
+    return make_channel<Sender, Receiver>(new queue(capacity));
 }
 
-template <class T, class Producers> auto make_unbounded() {
-    return make_channel(new unbounded_queue<T, Producers>());
+template <class Sender, class Receiver> std::pair<Sender, Receiver> make_unbounded() {
+    using queue = unbounded_queue<typename Sender::value_type, typename Sender::producers>;
+    return make_channel<Sender, Receiver>(new queue());
 }
 
 } // namespace cochan::detail

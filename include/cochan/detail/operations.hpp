@@ -1,7 +1,7 @@
 // cochan: the awaitable send and receive operations shared by every channel kind.
 #pragma once
 
-#include <cochan/detail/concepts.hpp>
+#include <cochan/concepts.hpp>
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/result.hpp>
