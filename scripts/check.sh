@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Every check CI runs, each stage in its own build dir under build/check/.
-# Usage: scripts/check.sh [format|tidy|release|asan|tsan|clang|ubsan]   (no argument: all, in
+# Usage: scripts/check.sh [format|links|tidy|release|asan|tsan|clang|ubsan]   (no argument: all, in
 # that order). Between them the stages build the whole suite with g++ and with clang++, each in
 # C++20 and in C++23.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only=${1:-all}
 case $only in
-    all|format|tidy|release|asan|tsan|clang|ubsan) ;;
-    *) echo "usage: $0 [format|tidy|release|asan|tsan|clang|ubsan]" >&2; exit 2 ;;
+    all|format|links|tidy|release|asan|tsan|clang|ubsan) ;;
+    *) echo "usage: $0 [format|links|tidy|release|asan|tsan|clang|ubsan]" >&2; exit 2 ;;
 esac
 export DEBIAN_FRONTEND=noninteractive
 
@@ -48,6 +48,15 @@ stage_format() {
     echo "=== format: clang-format --dry-run -Werror"
     git ls-files '*.hpp' '*.cpp' ':!tests/cmake/' | xargs clang-format --dry-run -Werror
     summary+=("format: passed in $((SECONDS - start))s")
+}
+# Every relative link in the Markdown files resolves, anchors included, and none leaves the
+# repository (scripts/check-links.py).
+stage_links() {
+    local start=$SECONDS
+    current=links
+    echo "=== links: scripts/check-links.py"
+    python3 scripts/check-links.py
+    summary+=("links: passed in $((SECONDS - start))s")
 }
 # clang-tidy 14 with .clang-tidy (and tests/.clang-tidy, examples/.clang-tidy) over every
 # translation unit of ours: tests, examples, benchmarks and the one-header checks. It needs only
@@ -89,7 +98,7 @@ stage_ubsan() {
 }
 
 if [[ $only == all ]]; then
-    stage_format; stage_tidy; stage_release; stage_asan; stage_tsan; stage_clang; stage_ubsan
+    stage_format; stage_links; stage_tidy; stage_release; stage_asan; stage_tsan; stage_clang; stage_ubsan
 else
     "stage_$only"
 fi
