@@ -118,8 +118,6 @@ class completion_batch {
         tail_ = w;
     }
 
-    bool empty() const noexcept { return head_ == nullptr; }
-
     /// Notifies every completed waiter in completion order. Call after unlocking. With more
     /// than one waiter the notifications run inside a trampoline deferral: no woken coroutine
     /// runs before every waiter of the batch is notified, so the first one woken may destroy
