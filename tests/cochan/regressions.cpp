@@ -279,3 +279,48 @@ TEST_CASE("bug: a granted send resumed after every endpoint was gone used the fr
     REQUIRE(producer->done());
     CHECK(producer->result());
 }
+
+// A grant queued on the trampoline (made by a coroutine running inside it) resumes only when
+// that coroutine suspends; if it destroyed every endpoint first, the granted receive released
+// its permit on a freed channel.
+TEST_CASE("bug: a granted receive queued on the trampoline outlived every endpoint",
+          "[regression][resumption][bounded]") {
+    auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
+    std::optional<std::pair<cochan::mpmc::bounded_sender<int>, cochan::mpmc::bounded_receiver<int>>>
+        ch;
+    ch.emplace(cochan::mpmc::bounded<int>(1));
+    auto consumer = receive(ch->second); // by reference: holds no endpoint
+    auto controller = [](auto& ctl_rx, auto& ch) -> task<void> {
+        auto go = co_await ctl_rx.recv();
+        REQUIRE(go);
+        REQUIRE(ch->first.try_send(3)); // grants 3; the consumer's resumption is queued
+        ch.reset();                     // every endpoint of the channel is gone
+    }(ctl_rx, ch);
+    REQUIRE(ctl_tx.send(1));
+    REQUIRE(controller.done());
+    REQUIRE(consumer.done());
+    CHECK(consumer.result() == 3);
+}
+
+// A stop callback may fire after the operation completed and every endpoint is gone, before
+// the coroutine resumed: the cancellation then touched a freed channel.
+TEST_CASE("bug: a stop request after every endpoint was gone reached the freed channel",
+          "[regression][resumption]") {
+    manual_scheduler later;
+    std::stop_source stop;
+    task<std::optional<int>> consumer;
+    {
+        auto [tx, rx] = cochan::spmc::unbounded<int>();
+        consumer = [](auto& rx, std::stop_token token,
+                      manual_scheduler& q) -> task<std::optional<int>> {
+            auto r = co_await rx.recv(std::move(token)).resume_on(q.executor());
+            if (!r) co_return std::nullopt;
+            co_return *r;
+        }(rx, stop.get_token(), later);
+        REQUIRE(tx.send(8)); // granted; the resumption is posted
+    }
+    stop.request_stop(); // the operation is done: no effect, and no freed memory touched
+    REQUIRE(later.run_all() == 1);
+    REQUIRE(consumer.done());
+    CHECK(consumer.result() == 8);
+}

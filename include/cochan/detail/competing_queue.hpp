@@ -206,8 +206,6 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         } else {
             w.state_ = wait_state::waiting;
             send_waiters_.push_back(&w);
-            this->retain(); // a linked waiter keeps the queue alive until its owner is done
-            w.keeps_queue_ = true;
             if constexpr (bounded) {
                 // Dekker with release_permit(), which frees a permit without the lock: either
                 // it sees this flag and admits us under the lock, or we see its release here.
@@ -284,8 +282,6 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         } else {
             w.state_ = wait_state::waiting;
             recv_waiters_.push_back(&w);
-            this->retain(); // a linked waiter keeps the queue alive until its owner is done
-            w.keeps_queue_ = true;
             return true;
         }
         return false;

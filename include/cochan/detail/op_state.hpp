@@ -61,9 +61,9 @@ template <class Queue> struct op_source {
 //   fresh     constructed on a queue that some endpoint (or queue_ref) keeps alive.
 //   start()   registers the stop callback, then asks the queue under its lock:
 //             - completes at once (returns false): done. No notification will come.
-//             - links the waiter (returns true): linked. The queue took a reference for the
-//               waiter (`keeps_queue_`). From here until its notify function runs, the owner
-//               must not touch the state: the completer may be notifying it on another thread.
+//             - links the waiter (returns true): linked. From here until its notify function
+//               runs, the owner must not touch the state: the completer may be notifying it on
+//               another thread.
 //   linked    a grant, a disconnection, a stop request or cancel() completes it under the
 //             lock; the completer calls the notify function once, after unlocking: done.
 //   done      the owner calls one of
@@ -80,6 +80,19 @@ template <class Queue> struct op_source {
 //             Destroying it while another thread may be completing it is the one thing not
 //             allowed (docs/design.md, known limits).
 //   finished  nothing is left to undo; the queue may already be gone.
+//
+// The queue reference of an operation (`keeps_queue_`, taken by keep_queue()). Whoever calls
+// an operation keeps the queue alive until the call returns (an endpoint, whose member made
+// it; an Asio operation, which holds its own reference). Past that, the state must hold one
+// whenever it may still touch the queue after every endpoint could be gone:
+// - its resumption is deferred: queued on a trampoline that another call drains, posted to
+//   an executor. The notify function takes the reference before it defers (the completer's
+//   own call keeps the queue alive until then). A resumption run at once, inside the
+//   completer's call, needs none: result() has touched the queue for the last time before any
+//   user code runs.
+// - it has a stop callback, which may fire at any time until result() unregisters it: taken
+//   in start(), before registering it.
+// So a hand-off resumed inline costs no atomic operation for the reference.
 //
 // Cancellation, stop token and cancel() alike: `queue->cancel_*` under the lock decides it. A
 // stop before linking only marks `stop_seen_` (the operation then completes `cancelled` when it
@@ -116,6 +129,7 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
         this->handle_ = h;
         this->notify_ = notify;
         if (token.stop_possible()) {
+            keep_queue(); // the callback may fire after every endpoint is gone
             // Registered before linking: a stop that fires now only marks stop_seen_, so the
             // owner is never notified from inside this function.
             stop_cb_.emplace(token, canceller{this});
@@ -129,6 +143,15 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
 
     /// Cancels the operation (Asio's cancellation slot). Any thread; see the protocol above.
     void cancel() noexcept { queue_->cancel_recv(*this); }
+
+    /// Takes the state's queue reference, if it has none (see the protocol above). Called by
+    /// the owner, or by the notify function before it defers the resumption.
+    void keep_queue() noexcept {
+        if (!this->keeps_queue_) {
+            this->keeps_queue_ = true;
+            queue_->retain();
+        }
+    }
 
     /// Done with a value (received, or taken at once), not yet delivered.
     bool holds_value() const noexcept { return this->value_.has_value(); }
@@ -247,13 +270,24 @@ template <class Queue> class send_op_state : public send_waiter<typename Queue::
         this->handle_ = h;
         this->notify_ = notify;
         this->offered_ = std::addressof(*value_);
-        if (token.stop_possible()) stop_cb_.emplace(token, canceller{this});
+        if (token.stop_possible()) {
+            keep_queue(); // as recv_op_state::start
+            stop_cb_.emplace(token, canceller{this});
+        }
         COCHAN_DETAIL_INTERLEAVE(send_before_link); // as recv_before_link
         // true: linked; nothing below may touch *this (see recv_op_state::start).
         return queue_->send_or_wait(*this);
     }
 
     void cancel() noexcept { queue_->cancel_send(*this); }
+
+    /// As recv_op_state::keep_queue().
+    void keep_queue() noexcept {
+        if (!this->keeps_queue_) {
+            this->keeps_queue_ = true;
+            queue_->retain();
+        }
+    }
 
     /// The outcome: success, or the error with the value back. A move of `T` that threw when
     /// the queue admitted the send later is rethrown here.

@@ -19,9 +19,14 @@
 namespace cochan::detail {
 
 /// Default resumption: on the thread that completes the operation, after the lock is released,
-/// through the per-thread trampoline (constant stack over chains of hand-offs).
+/// through the per-thread trampoline (constant stack over chains of hand-offs). A resumption
+/// the trampoline queues (it runs later, when this thread's outermost resumption returns)
+/// takes the operation's queue reference first; one it runs at once does not need it.
 struct resume_inline {
-    void operator()(waiter_base* w) noexcept { trampoline::resume(w); }
+    template <class State> void operator()(waiter_base* w, State& state) noexcept {
+        if (trampoline::running_here()) state.keep_queue();
+        trampoline::resume(w);
+    }
 };
 
 /// `resume_on(post)`: the completer calls `post(handle)` once, after the lock is released.
@@ -30,7 +35,8 @@ struct resume_inline {
 /// must therefore not resume the coroutine and then throw.
 template <class Post> struct resume_via {
     Post post_;
-    void operator()(waiter_base* w) noexcept {
+    template <class State> void operator()(waiter_base* w, State& state) noexcept {
+        state.keep_queue();           // resumed later, by the executor
         Post post = std::move(post_); // the awaitable may be gone as soon as `post` resumes it
         try {
             post(std::coroutine_handle<>(w->handle_));
@@ -73,10 +79,11 @@ class blocking_signal {
     bool done_ = false; // guarded by mutex_
 };
 
-/// Resumption policy of the blocking calls: the "coroutine" is a blocked thread.
+/// Resumption policy of the blocking calls: the "coroutine" is a blocked thread. It needs no
+/// queue reference: a blocking call is a member call on an endpoint, alive until it returns.
 struct resume_signal {
     blocking_signal* signal_;
-    void operator()(waiter_base*) noexcept { signal_->signal(); }
+    template <class State> void operator()(waiter_base*, State&) noexcept { signal_->signal(); }
 };
 
 /// Runs an awaitable to completion on the calling thread, blocking it while the operation
@@ -128,7 +135,8 @@ class [[nodiscard]] recv_awaitable : private recv_op_state<Queue> {
 
   private:
     static void notify(waiter_base* w) noexcept {
-        static_cast<recv_awaitable&>(state::of(w)).resume_(w);
+        auto& self = static_cast<recv_awaitable&>(state::of(w));
+        self.resume_(w, static_cast<state&>(self));
     }
 
     std::stop_token token_;
@@ -169,7 +177,8 @@ class [[nodiscard]] send_awaitable : private send_op_state<Queue> {
 
   private:
     static void notify(waiter_base* w) noexcept {
-        static_cast<send_awaitable&>(state::of(w)).resume_(w);
+        auto& self = static_cast<send_awaitable&>(state::of(w));
+        self.resume_(w, static_cast<state&>(self));
     }
 
     std::stop_token token_;

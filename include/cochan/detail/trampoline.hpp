@@ -46,6 +46,9 @@ class trampoline {
         drain(s);
     }
 
+    /// True while this thread runs a resumption or a deferral: resume() would queue.
+    static bool running_here() noexcept { return local().active; }
+
     /// Takes `w` out of this thread's queue if it is queued there (its frame is being
     /// destroyed before it resumed). A no-op for a waiter that is not queued.
     static void withdraw(waiter_base* w) noexcept {

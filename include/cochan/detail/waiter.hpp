@@ -44,9 +44,10 @@ struct waiter_base {
     std::coroutine_handle<> handle_{};    // set by the owner before linking; used by notify_
     wait_state state_ = wait_state::idle; // guarded by the lock
     outcome outcome_ = outcome::none;     // guarded by the lock until `done`
-    bool stop_seen_ = false;   // guarded by the lock: a stop request arrived before linking
-    bool keeps_queue_ = false; // set under the lock when linked: the waiter holds a reference to
-                               // the queue, which its owner drops (release()) once done with it
+    bool stop_seen_ = false;         // guarded by the lock: a stop request arrived before linking
+    bool keeps_queue_ = false;       // the operation state holds a queue reference (keep_queue()):
+                                     // set by its owner, or by its completer before deferring the
+                                     // resumption (which orders it before the owner reads it)
     bool deferred_delivery_ = false; // set by the owner before starting: its completion is
                                      // delivered later and can still be cancelled (the Asio
                                      // adapter), so a value taken at once keeps its permit
