@@ -130,10 +130,23 @@ class completion_batch {
         if (w == nullptr) return;
         const bool several = w != tail_;
         tail_ = nullptr;
-        if (!several) {
+        if (several) {
+            notify_several(w);
+        } else {
             w->notify_(w);
-            return;
         }
+    }
+
+    ~completion_batch() { notify_all(); }
+
+  private:
+    /// The rare batch of several (a disconnection, a give-back that also admits a sender),
+    /// out of line so that notify_all() stays small on the hand-off path.
+#if defined(__GNUC__)
+    [[gnu::noinline]]
+#endif
+    static void
+    notify_several(waiter_base* w) noexcept {
         trampoline::deferral defer;
         while (w != nullptr) {
             waiter_base* next = w->next_; // read first: after notify_, `w` may be gone
@@ -142,9 +155,6 @@ class completion_batch {
         }
     }
 
-    ~completion_batch() { notify_all(); }
-
-  private:
     waiter_base* head_ = nullptr;
     waiter_base* tail_ = nullptr;
 };
