@@ -4,17 +4,19 @@
 usage: report.py RESULTS_DIR [--readme PATH] [--settings TEXT] [--compiler PATH]
 
 RESULTS_DIR holds round<R>-<binary>.json files, one per round and binary, each written by a
-binary run with --benchmark_repetitions=N --benchmark_format=json. For every case:
+binary run with --benchmark_repetitions=N --benchmark_format=json: the C++ binaries, and the
+Rust and Go peers (benchmarks/peers/), which write the same format. An empty file (a filter that
+matched nothing in that binary) is skipped. For every case:
 
   round median   the median of that round's N repetitions (ms per batch, or ns per operation)
   value          the median of the round medians
   spread         (max - min) of the round medians, as a percentage of the value
 
 Ecosystem rows are (queue, runtime, topology). The peers of a row are every implementation
-that is neither cochan nor the limit: the coroutine peers measured on that runtime, and the
-OS-thread peers (runtime `threads`, one measurement per queue and topology, shown in every
-runtime row). ratio = cochan SPMC / fastest peer (cochan MPMC on the 8P rows, which have no SPMC),
-computed before rounding; below 1 means cochan is faster.
+that is neither cochan nor the limit: the coroutine peers measured on that runtime (C++, Rust
+and Go alike), and the OS-thread peers (runtime `threads`, one measurement per queue and
+topology, shown in every runtime row). ratio = cochan SPMC / fastest peer (cochan MPMC on the
+8P rows, which have no SPMC), computed before rounding; below 1 means cochan is faster.
 
 With --readme, the text between <!-- results:begin --> and <!-- results:end --> in PATH is
 replaced by the tables and a description of the machine. Without it, the tables are printed.
@@ -37,8 +39,12 @@ TOPOLOGIES = ["1p1c", "1p2c", "1p4c", "1p8c", "8p1c", "8p8c"]
 COCHAN = ["cochan_spmc", "cochan_mpmc"]
 POSTED = "cochan_spmc_posted"  # current rows only: SPMC with .resume_on(loop)
 CORO_PEERS = ["asio", "boost_fiber"]
+# benchmarks/peers/: Rust (Tokio) and Go, measured on the same runtime rows as the C++ peers.
+RUST_PEERS = ["async_channel", "flume"]
+GO_PEERS = ["go_chan"]
+RUNTIME_PEERS = CORO_PEERS + RUST_PEERS + GO_PEERS
 THREAD_IMPLS = ["moodycamel", "mutex_deque", "cochan_blocking"]  # runtime `threads`
-COLUMNS = COCHAN + [POSTED] + CORO_PEERS + THREAD_IMPLS
+COLUMNS = COCHAN + [POSTED] + RUNTIME_PEERS + THREAD_IMPLS
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 UNIT_SCALE_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
@@ -53,6 +59,8 @@ def load(results_dir):
     errors = []
     for path in files:
         rnd = int(re.match(r"round(\d+)-", os.path.basename(path)).group(1))
+        if os.path.getsize(path) == 0:
+            continue  # the binary matched none of --benchmark_filter's cases
         with open(path) as f:
             data = json.load(f)
         for b in data["benchmarks"]:
@@ -118,7 +126,7 @@ def ecosystem_rows(summary):
 
 def table_ecosystem(rows, summary):
     head = ["queue", "runtime", "topology", "cochan SPMC", "cochan MPMC", "SPMC posted ‡", "Asio",
-            "Boost.Fiber",
+            "Boost.Fiber", "async-channel", "flume", "Go chan",
             "moodycamel †", "mutex+cv deque †", "cochan blocking †", "fastest peer", "ratio",
             "vs limit"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -138,8 +146,8 @@ def table_ecosystem(rows, summary):
 
 
 def table_parallelism(summary):
-    """consumer threads / CPU per wall for each coroutine case."""
-    impls = COCHAN + CORO_PEERS
+    """consumer threads / CPU per wall for each coroutine case (Go cannot tell its threads)."""
+    impls = COCHAN + RUNTIME_PEERS
     head = ["queue", "runtime", "topology"] + [i for i in impls]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for q in QUEUES:
@@ -152,8 +160,9 @@ def table_parallelism(summary):
                         cells.append("—")
                     else:
                         c = e[2]
-                        cells.append(f"{c.get('consumer_threads', 0):.1f} thr, "
-                                     f"{c.get('cpu_per_wall', 0):.2f} cpu")
+                        cpu = f"{c.get('cpu_per_wall', 0):.2f} cpu"
+                        cells.append(f"{c['consumer_threads']:.1f} thr, {cpu}"
+                                     if "consumer_threads" in c else cpu)
                 lines.append("| " + " | ".join([q, rt, t, *cells]) + " |")
     return "\n".join(lines)
 
@@ -238,7 +247,17 @@ def sh(cmd):
         return ""
 
 
-def machine(compiler):
+def peer_versions(results_dir):
+    """benchmarks/peers/build.sh's versions.txt, copied into the results by run.sh."""
+    path = os.path.join(results_dir, "peers-versions.txt")
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        names = [line.strip() for line in f if line.strip()]
+    return ", ".join(names)
+
+
+def machine(compiler, results_dir):
     cpu = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip() or platform.processor()
     pkgs = []
     for p in ["libbenchmark-dev", "libasio-dev", "libboost-fiber-dev", "libconcurrentqueue-dev"]:
@@ -252,6 +271,7 @@ def machine(compiler):
             f"- Kernel: Linux {platform.release()}; {sh('. /etc/os-release; echo $PRETTY_NAME')}\n"
             f"- Compiler: {cc}, Release (-O3 -DNDEBUG)\n"
             f"- Packages: {', '.join(pkgs)}\n"
+            f"- Rust and Go peers: {peer_versions(results_dir) or 'not built'}\n"
             f"- cochan: {rev}")
 
 
@@ -275,12 +295,15 @@ def main():
 
     text = "\n\n".join([
         f"Measured {sh('date -u +%Y-%m-%d')} by `benchmarks/run.sh` ({args.settings}).",
-        machine(args.compiler),
+        machine(args.compiler, args.results),
         "### Ecosystem: ms per batch of 16,384 values (lower is better)\n\n"
         "Each cell: median of the round medians, (min–max spread of the round medians). "
         "† runs on its own OS threads (1 per producer and consumer), whatever the runtime row: "
         "the same measurement is repeated in the current/mt2/mt4 rows. ‡ cochan SPMC with "
         "`.resume_on(loop)` instead of inline resumption (current rows only; not in the ratio). "
+        "async-channel and flume run on Tokio (current-thread runtime; multi-thread with 2 or 4 "
+        "workers), Go chan with GOMAXPROCS 1, 2 or 4; Go has no unbounded channel, so its "
+        "unbounded rows use capacity 16,384 (as Asio's use 16,384 + C). "
         "ratio = cochan SPMC "
         "(MPMC on 8P rows) / fastest peer; vs limit = the same over the `limit` row "
         f"({limits}).\n\n" + table_ecosystem(rows, summary),

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs, from Debian's packages, whatever the checks (scripts/check.sh) and the long runs
 # (scripts/soak.sh) need and the machine lacks; a warm machine installs nothing. With arguments,
-# just those packages (scripts/example.sh needs only a compiler).
-# Usage: scripts/install-deps.sh [package...]
+# just those packages (scripts/example.sh needs only a compiler). --bench-peers: only the
+# toolchains and crates of the benchmarks' non-C++ peers (benchmarks/peers/), which
+# benchmarks/run.sh installs for itself; CI (scripts/check.sh) never installs them.
+# Usage: scripts/install-deps.sh [--bench-peers | package...]
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
@@ -13,7 +15,12 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(build-essential cmake ninja-build git
           clang libclang-rt-14-dev clang-16 libclang-rt-16-dev clang-format clang-tidy
           catch2 libasio-dev libbenchmark-dev libboost-fiber-dev libconcurrentqueue-dev)
-if (($#)); then packages=("$@"); fi
+# The benchmarks' Rust and Go peers, built offline: Debian's cargo/rustc and the crates they use
+# from Debian's registry (/usr/share/cargo/registry), and Debian's Go (standard library only).
+bench_peer_packages=(cargo librust-tokio-dev librust-async-channel-dev librust-flume-dev
+                     librust-libc-dev golang-go)
+if [[ ${1:-} == --bench-peers ]]; then packages=("${bench_peer_packages[@]}")
+elif (($#)); then packages=("$@"); fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

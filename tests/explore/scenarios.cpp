@@ -69,6 +69,28 @@ consumer_script leaving_after(consumer_script c, int k) {
     c.leave_after = k;
     return c;
 }
+// Default (inline) resumption: no resume_on; woken inside the completing operation.
+producer_script resuming_inline(producer_script p) {
+    p.inline_resume = true;
+    return p;
+}
+consumer_script resuming_inline(consumer_script c) {
+    c.inline_resume = true;
+    return c;
+}
+// Waits at a gate first: the "kick" event wakes it inline, so it runs inside the trampoline.
+producer_script gated(producer_script p) {
+    p.gate = true;
+    return p;
+}
+consumer_script gated(consumer_script c) {
+    c.gate = true;
+    return c;
+}
+consumer_script destroying_on_disconnect(consumer_script c, int actor) {
+    c.destroy_on_disconnect = actor;
+    return c;
+}
 
 // No depth bound: the DFS enumerates every schedule of the scenario.
 constexpr std::size_t all = 1000;
@@ -76,7 +98,8 @@ constexpr std::size_t all = 1000;
 // Actors are numbered producers first, then consumers: with one producer, C0 is actor 1.
 // Depth bounds: a scenario is exhaustive (`all`) when it has at most ~130k schedules; the
 // larger ones are bounded so the default run stays within CI's budget (a Debug+ASan build
-// runs ~30k schedules a second) and get random schedules beyond the bound.
+// runs ~45k schedules a second) and get random schedules beyond the bound. Events allowed
+// at hook points (`at::...` masks) add choices only to the scenarios that ask for them.
 std::vector<scenario> all_scenarios() {
     using namespace cochan_test;
     std::vector<scenario> v;
@@ -256,6 +279,117 @@ std::vector<scenario> all_scenarios() {
         "mpmc_unb_leave", "unbounded: receivers leave early, the last clone dropped at any step", s,
         all, 0));
 
+    // ---- hook points and inline resumption ----------------------------------------------------
+    s = {};
+    s.capacity = 1;
+    s.producers = {producer(2)};
+    s.consumers = {consumer()};
+    s.spare_senders = 1;
+    s.harness_sends = 1;
+    s.harness_send_at = at::release_grant;
+    v.push_back(make<mpmc_bounded>(
+        "mpmc_b1_barging",
+        "a try_send in release_grant's lock-free gap must not barge past a waiting send", s, all,
+        0));
+
+    s = {};
+    s.producers = {gated(closing_at_end(producer(2)))};
+    s.consumers = {resuming_inline(consumer()), resuming_inline(consumer())};
+    s.destroys = {1, 2};
+    s.destroy_at = at::step | at::trampoline_queued;
+    v.push_back(make<spmc_unbounded>(
+        "spmc_unb_trampoline_destroy",
+        "inline: a sender woken through its gate grants to receivers that queue on the "
+        "trampoline; each destroyed there or between steps",
+        s, all, 0));
+
+    s = {};
+    s.capacity = 1;
+    s.producers = {resuming_inline(producer(3))};
+    s.consumers = {gated(resuming_inline(consumer()))};
+    s.destroys = {0};
+    s.destroy_at = at::step | at::trampoline_queued;
+    v.push_back(make<spmc_bounded>(
+        "spmc_b1_trampoline_destroy_tx",
+        "inline: a send admitted and queued on the trampoline, destroyed there or between steps", s,
+        all, 0));
+
+    s = {};
+    s.producers = {gated(closing_at_end(producer(2)))};
+    s.consumers = {resuming_inline(consumer()), resuming_inline(with_token(consumer()))};
+    s.stops = {2};
+    s.stop_at = at::trampoline_queued;
+    s.destroys = {2};
+    s.destroy_at = at::step | at::trampoline_queued;
+    v.push_back(make<spmc_unbounded>(
+        "spmc_unb_trampoline_stop",
+        "inline: a stop requested inside the trampoline queues the receive, then it is destroyed",
+        s, all, 0));
+
+    s = {};
+    s.producers = {producer(1)};
+    s.consumers = {destroying_on_disconnect(resuming_inline(consumer()), 2),
+                   resuming_inline(consumer()), resuming_inline(consumer())};
+    s.destroys = {3};
+    s.destroy_at = at::step | at::trampoline_queued;
+    v.push_back(make<spmc_unbounded>(
+        "spmc_unb_batch_destroy",
+        "inline: a disconnection wakes a batch; the first woken destroys another, an event a third",
+        s, all, 0));
+
+    s = {};
+    s.capacity = 1;
+    s.producers = {with_token(producer(2))};
+    s.consumers = {resuming_inline(with_token(consumer()))};
+    s.stops = {0, 1};
+    s.stop_at = at::step | at::before_link;
+    v.push_back(make<spmc_bounded>(
+        "spmc_b1_stop_before_link",
+        "stops landing before a send or receive links: cancelled at once, the value handed back", s,
+        all, 0));
+
+    s = {};
+    s.capacity = 1;
+    s.producers = {resuming_inline(producer(2)), resuming_inline(producer(2))};
+    s.consumers = {resuming_inline(consumer())};
+    v.push_back(make<mpmc_bounded>(
+        "mpmc_b1_inline",
+        "inline everywhere: admitted senders and granted receivers resume inside "
+        "the operations that complete them",
+        s, all, 0));
+
+    s = {};
+    s.capacity = 1;
+    s.producers = {resuming_inline(producer(2)), resuming_inline(with_token(producer(1)))};
+    s.consumers = {resuming_inline(consumer())};
+    s.spare_senders = 1;
+    s.harness_sends = 1;
+    s.harness_send_at = at::step | at::hooks;
+    s.stops = {1};
+    s.stop_at = at::step | at::hooks;
+    s.destroys = {2};
+    s.destroy_at = at::step | at::trampoline_queued;
+    v.push_back(make<mpmc_bounded>(
+        "mpmc_b1_inline_hooks",
+        "inline: a try_send and a stop at every hook point, the receiver destroyed while queued", s,
+        10, 5000));
+
+    s = {};
+    s.capacity = 2;
+    s.producers = {resuming_inline(with_token(producer(3)))};
+    s.consumers = {resuming_inline(consumer()), with_token(consumer())};
+    s.spare_receivers = 1;
+    s.harness_recvs = 1;
+    s.harness_recv_at = at::hooks;
+    s.stops = {0, 2};
+    s.stop_at = at::step | at::hooks;
+    s.destroys = {1};
+    s.destroy_at = at::step | at::trampoline_queued | at::release_grant;
+    v.push_back(make<spmc_bounded>(
+        "spmc_b2_inline_mixed",
+        "inline and resume_on receivers; a try_recv, stops and a destruction at the hook points", s,
+        9, 5000));
+
     return v;
 }
 
@@ -272,6 +406,8 @@ int replay(const std::vector<scenario>& scenarios, const std::string& spec) {
         if (sc.name != name) continue;
         schedule s;
         if (colon != std::string::npos) s.prefix = parse_choices(spec.substr(colon + 1));
+        // Line by line: a crash (ASan) must not swallow the trace printed so far.
+        std::setvbuf(stdout, nullptr, _IOLBF, 0);
         std::printf("replaying %s (%s)\n", sc.name.c_str(), sc.what.c_str());
         const std::string failure = run_once(sc, s, true);
         std::printf("choices: %s\n", format_choices(s.taken).c_str());
@@ -313,7 +449,7 @@ int main(int argc, char** argv) {
         };
         if (arg == "--list") {
             for (const auto& sc : scenarios) {
-                std::printf("%-26s %s\n", sc.name.c_str(), sc.what.c_str());
+                std::printf("%-30s %s\n", sc.name.c_str(), sc.what.c_str());
             }
             return 0;
         } else if (arg == "--only") {
@@ -348,7 +484,7 @@ int main(int argc, char** argv) {
         const auto r = explore(sc, d, n, seed);
         const std::string bound =
             r.exhaustive ? std::string("exhaustive") : "depth " + std::to_string(d);
-        std::printf("  %-26s %8zu DFS (%-10s) + %5zu random, longest %3zu steps, %6.2f s%s\n",
+        std::printf("  %-30s %8zu DFS (%-10s) + %5zu random, longest %3zu steps, %6.2f s%s\n",
                     sc.name.c_str(), r.dfs_runs, bound.c_str(), r.random_runs, r.longest, r.seconds,
                     r.failures != 0 ? "  FAILED" : "");
         std::fflush(stdout);

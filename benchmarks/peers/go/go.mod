@@ -1,0 +1,3 @@
+module cochan/benchmarks/peers/go
+
+go 1.19
