@@ -24,8 +24,7 @@ namespace cochan::detail {
 /// takes the operation's queue reference first; one it runs at once does not need it.
 struct resume_inline {
     template <class State> void operator()(waiter_base* w, State& state) noexcept {
-        if (trampoline::running_here()) state.keep_queue();
-        trampoline::resume(w);
+        trampoline::resume(w, [&state]() noexcept { state.keep_queue(); });
     }
 };
 

@@ -34,8 +34,15 @@ class trampoline {
   public:
     /// The default `waiter_base::notify_`: resume `w->handle_` through the trampoline.
     static void resume(waiter_base* w) noexcept {
+        resume(w, [] {});
+    }
+
+    /// As resume(w); `before_queueing()` runs first when `w` is queued rather than resumed at
+    /// once (an operation then takes its queue reference: it will run after this call).
+    template <class F> static void resume(waiter_base* w, F&& before_queueing) noexcept {
         state& s = local();
         if (s.active) {
+            before_queueing();
             enqueue(s, w);
             // Queued, not resumed: anything may happen to its frame before its turn.
             COCHAN_DETAIL_INTERLEAVE(trampoline_queued);
@@ -45,9 +52,6 @@ class trampoline {
         w->handle_.resume();
         drain(s);
     }
-
-    /// True while this thread runs a resumption or a deferral: resume() would queue.
-    static bool running_here() noexcept { return local().active; }
 
     /// Takes `w` out of this thread's queue if it is queued there (its frame is being
     /// destroyed before it resumed). A no-op for a waiter that is not queued.
