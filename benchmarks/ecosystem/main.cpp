@@ -1,4 +1,4 @@
-// ecosystem_bench: the seed workload (DESIGN.md §4) for cochan and its C++ peers in one binary.
+// ecosystem_bench: the seed workload (benchmarks/README.md, Method) for cochan and its C++ peers in one binary.
 // See benchmarks/README.md for the method.
 #include "ecosystem.hpp"
 

@@ -35,7 +35,7 @@ import (
 // ---- The workload -------------------------------------------------------------------------------
 
 const (
-	totalValues       = 16384 // values moved per sample (DESIGN.md §4): 1..totalValues
+	totalValues       = 16384 // values moved per sample (benchmarks/README.md, Method): 1..totalValues
 	boundedCapacity   = 64
 	unboundedCapacity = totalValues
 	expectedSum       = totalValues * (totalValues + 1) / 2

@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 
 // ---- The workload ------------------------------------------------------------------------------
 
-/// Values moved per sample (DESIGN.md §4): 1..=TOTAL_VALUES.
+/// Values moved per sample (benchmarks/README.md, Method): 1..=TOTAL_VALUES.
 pub const TOTAL_VALUES: u64 = 16384;
 /// Capacity of the bounded rows.
 pub const BOUNDED_CAPACITY: usize = 64;
