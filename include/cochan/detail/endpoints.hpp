@@ -97,8 +97,9 @@ template <class Queue> class sender_ref<Queue, true> : protected sender_ref_base
 };
 
 /// The sending endpoint of every channel kind. SPMC (`Queue::multi_producer == false`): move-only,
-/// send operations are non-const members, and two sends must not overlap (debug builds
-/// assert). MPMC: copy makes a clone that counts as another sender; send operations are const.
+/// send operations are non-const members, and two sends must not overlap (checked: see
+/// COCHAN_CHECK and COCHAN_ASSERT). MPMC: copy makes a clone that counts as another sender; send
+/// operations are const.
 ///
 /// Thread safety: distinct objects: safe. Shared objects: unsafe, except that the const
 /// operations of an MPMC sender may be called on one object from several threads at once.
