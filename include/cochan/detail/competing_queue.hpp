@@ -69,6 +69,8 @@ template <class Queue> class counted_lifetime {
 ///   non-empty only while no permit is free.
 /// - `senders_`, `receivers_`: connected endpoints. Zero senders means receivers drain, then
 ///   see `disconnected`; zero receivers means every send fails and the buffer is destroyed.
+/// - `closed_`: a receiver closed the channel (`rx.close()`): every send fails, receivers
+///   drain, then see `disconnected`, as with zero senders; the buffer stays.
 ///
 /// Transitions (each under the lock; waiters completed are notified after unlocking):
 /// - a value arrives: to the oldest receiver waiter (a grant), else into `storage_`;
@@ -150,13 +152,35 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         return storage_.size();
     }
     std::size_t capacity() const noexcept requires bounded { return storage_.capacity(); }
-    bool senders_gone() noexcept {
+    /// No value will arrive any more: every sender is gone or a receiver closed the channel
+    /// (buffered values may remain).
+    bool sending_ended() noexcept {
         std::lock_guard lock(mutex_);
-        return senders_ == 0;
+        return receiving_ends();
     }
-    bool receivers_gone() noexcept {
+    /// Every send fails from now on: every receiver is gone or a receiver closed the channel.
+    bool sending_refused() noexcept {
         std::lock_guard lock(mutex_);
-        return receivers_ == 0;
+        return sends_refused();
+    }
+
+    // ---- receiver-side close -----------------------------------------------------------------
+
+    /// `rx.close()`: closes the channel for sending. Waiting senders complete `disconnected`
+    /// (their values stay theirs); waiting receivers, which wait only while nothing is
+    /// buffered, complete `disconnected`; later sends fail `disconnected`; receivers drain what
+    /// is buffered, then see `disconnected`. Idempotent.
+    void close_sending() noexcept {
+        completion_batch batch;
+        std::unique_lock lock(mutex_);
+        if (closed_) return;
+        closed_ = true;
+        while (!send_waiters_.empty())
+            batch.complete(send_waiters_.pop_front(), outcome::disconnected);
+        while (!recv_waiters_.empty())
+            batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
+        lock.unlock();
+        batch.notify_all();
     }
 
     // ---- sending -----------------------------------------------------------------------------
@@ -169,7 +193,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         completion_batch batch;         // destroyed last: notifies after the lock is released
         producer_scope producer(*this); // and after the SPMC busy flag is cleared
         std::unique_lock lock(mutex_);
-        if (receivers_ == 0) return send_status::disconnected;
+        if (sends_refused()) return send_status::disconnected;
         if constexpr (bounded) {
             if (!send_waiters_.empty()) {
                 // An SPMC sender's own send is waiting: this one overlaps it (rule 11).
@@ -196,7 +220,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         if (w.stop_seen_) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::cancelled;
-        } else if (receivers_ == 0) {
+        } else if (sends_refused()) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::disconnected;
         } else if (permit_free() && send_waiters_.empty()) {
@@ -230,7 +254,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         std::unique_lock lock(mutex_);
         if (storage_.empty()) {
             return recv_result<T>(std::in_place_index<1>,
-                                  senders_ == 0 ? recv_errc::disconnected : recv_errc::empty);
+                                  receiving_ends() ? recv_errc::disconnected : recv_errc::empty);
         }
         if constexpr (std::is_nothrow_move_constructible_v<T>) {
             recv_result<T> r(std::in_place, std::move(storage_.front()));
@@ -276,7 +300,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
                 w.outcome_ = outcome::ok;
             }
             w.state_ = wait_state::done;
-        } else if (senders_ == 0) {
+        } else if (receiving_ends()) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::disconnected;
         } else {
@@ -379,6 +403,15 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
       private:
         competing_queue* q_ = nullptr; // set only when the debug check is on
     };
+
+    /// Under the lock: no value will arrive any more.
+    bool receiving_ends() const noexcept {
+        return senders_ == 0 || closed_;
+    }
+    /// Under the lock: every send fails.
+    bool sends_refused() const noexcept {
+        return receivers_ == 0 || closed_;
+    }
 
     bool permit_free() const noexcept {
         if constexpr (bounded) {
@@ -489,7 +522,8 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     typename Producers::send_waiters send_waiters_; // guarded by mutex_
     std::size_t senders_ = 1;                       // guarded by mutex_
     std::size_t receivers_ = 1;                     // guarded by mutex_
-    std::atomic<bool> producer_busy_{false};        // SPMC debug check only; see producer_scope
+    bool closed_ = false; // guarded by mutex_: a receiver closed the channel (close_sending())
+    std::atomic<bool> producer_busy_{false}; // SPMC debug check only; see producer_scope
 };
 
 } // namespace cochan::detail

@@ -212,9 +212,9 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
         this->close_now();
     }
 
-    /// True when sends through this endpoint can no longer succeed: it was closed, or every
-    /// receiver is gone.
-    bool is_closed() const noexcept { return check()->closed_ || queue()->receivers_gone(); }
+    /// True when sends through this endpoint can no longer succeed: it was closed, a receiver
+    /// closed the channel, or every receiver is gone.
+    bool is_closed() const noexcept { return check()->closed_ || queue()->sending_refused(); }
     /// Values buffered now (a snapshot; values granted to waiting receivers are not counted).
     std::size_t size() const noexcept { return queue()->size(); }
     bool empty() const noexcept { return size() == 0; }
@@ -331,8 +331,18 @@ template <class Queue> class basic_receiver {
     /// a waiting receiver. Exception safety: strong.
     recv_result<value_type> try_recv() const { return queue()->try_recv(); }
 
-    /// True once every sender is gone (buffered values may remain: see `empty()`).
-    bool is_closed() const noexcept { return queue()->senders_gone(); }
+    /// `rx.close()`: closes the channel for sending, from any receiver. Later sends fail with
+    /// `disconnected` and their value back; waiting senders complete `disconnected` with
+    /// theirs; receivers drain what is buffered, then see `disconnected` (waiting receivers,
+    /// which wait only while nothing is buffered, complete at once); `is_closed()` is true on
+    /// every endpoint. Idempotent; never waits. The operations it completes resume as on a
+    /// disconnection: inline on this thread (through its trampoline), or through their
+    /// `resume_on` posters. Thread-safe.
+    void close() const noexcept { queue()->close_sending(); }
+
+    /// True once no value will arrive any more: every sender is gone or a receiver closed the
+    /// channel (buffered values may remain: see `empty()`).
+    bool is_closed() const noexcept { return queue()->sending_ended(); }
     /// Values buffered now (a snapshot; values granted to waiting receivers are not counted).
     std::size_t size() const noexcept { return queue()->size(); }
     bool empty() const noexcept { return size() == 0; }
