@@ -279,6 +279,27 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         }
     }
 
+    /// Takes up to `max` buffered values into `out` (`out.push_back(T&&)`), oldest first, in one
+    /// lock section: each value taken frees its permit and admits waiting senders in FIFO order
+    /// (whose values may join the batch). `empty` or `disconnected` when it took none.
+    /// `out.push_back` runs under the lock, like `T`'s move (reserve `out` to keep it short).
+    /// Exception safety: if `push_back` throws, the values taken so far stay in `out`; the one
+    /// being moved and all later ones stay in the channel, in order.
+    template <class Out> recv_result<std::size_t> try_recv_many(Out& out, std::size_t max) {
+        completion_batch batch; // destroyed after the lock: notifies admitted senders
+        std::unique_lock lock(mutex_);
+        std::size_t n = 0;
+        while (n < max && !storage_.empty()) {
+            out.push_back(std::move(storage_.front()));
+            storage_.pop_front();
+            ++n;
+            if constexpr (bounded) admit_senders(batch);
+        }
+        if (n != 0) return recv_result<std::size_t>(std::in_place, n);
+        return recv_result<std::size_t>(
+            std::in_place_index<1>, receiving_ends() ? recv_errc::disconnected : recv_errc::empty);
+    }
+
     /// The first step of a waiting receive: completes it now, or links `w` and returns true.
     /// A value taken at once by a waiter with `deferred_delivery_` keeps its permit, as a grant
     /// does (outcome `granted`), until the receiver releases it (release_permit) or gives it

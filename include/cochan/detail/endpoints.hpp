@@ -331,6 +331,35 @@ template <class Queue> class basic_receiver {
     /// a waiting receiver. Exception safety: strong.
     recv_result<value_type> try_recv() const { return queue()->try_recv(); }
 
+    /// `co_await rx.recv_many(out, max)`: appends up to `max` (>= 1) values to `out` (any
+    /// container with `push_back(T&&)`), oldest first, and returns how many. Takes what is
+    /// buffered in one lock section, each value freeing its slot (waiting senders are admitted
+    /// in FIFO order); when nothing is buffered it waits like `recv()` for one value, then
+    /// takes what else arrived, without waiting again. `disconnected` once every sender is gone
+    /// (or a receiver closed the channel) and nothing is buffered. Resumes like `recv()`.
+    /// Exception safety: if `push_back` or `T`'s move throws, the values appended so far stay
+    /// in `out`, the rest stay in the channel in order, and the exception propagates.
+    template <pushes<value_type> Out>
+    recv_many_awaitable<Queue, Out> recv_many(Out& out, std::size_t max) const {
+        return {queue(), out, max, {}};
+    }
+    /// As `recv_many(out, max)`; a stop request while it waits completes it with `cancelled`
+    /// (a token already stopped cancels it without taking anything).
+    template <pushes<value_type> Out>
+    recv_many_awaitable<Queue, Out> recv_many(Out& out, std::size_t max,
+                                              std::stop_token token) const {
+        return {queue(), out, max, std::move(token)};
+    }
+    /// As `recv_many(out, max)` but never waits: `empty` when nothing is buffered.
+    template <pushes<value_type> Out>
+    recv_result<std::size_t> try_recv_many(Out& out, std::size_t max) const {
+        COCHAN_CHECK(max >= 1, "try_recv_many(out, max) needs max >= 1");
+        return queue()->try_recv_many(out, max);
+    }
+    template <class Out> void recv_many(Out&, std::size_t) const = delete; // out: no push_back(T&&)
+    template <class Out>
+    void try_recv_many(Out&, std::size_t) const = delete; // out: no push_back(T&&)
+
     /// `rx.close()`: closes the channel for sending, from any receiver. Later sends fail with
     /// `disconnected` and their value back; waiting senders complete `disconnected` with
     /// theirs; receivers drain what is buffered, then see `disconnected` (waiting receivers,

@@ -189,6 +189,25 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
         }
     }
 
+    /// As result(), but a value is appended to `out` (`push_back(T&&)`) instead of returned;
+    /// without a value, the error. Exception safety: if `push_back` throws, the value stays in
+    /// the state (its destruction gives it back) and the exception propagates.
+    template <class Out> std::optional<recv_errc> result_into(Out& out) {
+        stop_cb_.reset();
+        if (this->outcome_ != outcome::ok && this->outcome_ != outcome::granted) {
+            settle();
+            return this->outcome_ == outcome::disconnected ? recv_errc::disconnected
+                                                           : recv_errc::cancelled;
+        }
+        out.push_back(std::move(*this->value_));
+        this->value_.reset();
+        if constexpr (Queue::bounded) {
+            if (this->outcome_ == outcome::granted) queue_->release_permit();
+        }
+        settle();
+        return std::nullopt;
+    }
+
     /// Done and holding a value that will not be delivered: it goes back to the queue (the
     /// next waiting receiver, else the head of the buffer). Otherwise like result() without
     /// one.

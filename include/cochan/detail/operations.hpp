@@ -142,6 +142,79 @@ class [[nodiscard]] recv_awaitable : private recv_op_state<Queue> {
     [[no_unique_address]] Resume resume_;
 };
 
+/// A container `recv_many` can append a `T` to.
+template <class Out, class T>
+concept pushes = requires(Out& out, T&& v) {
+    out.push_back(std::move(v));
+};
+
+/// `co_await rx.recv_many(out, max)`: takes what is buffered (up to `max`, one lock section)
+/// without waiting; when nothing is, waits like `recv()` for one value (a receive operation
+/// state), then takes more that arrived meanwhile, again without waiting. Awaited in place.
+/// Thread safety: one awaitable is awaited by one coroutine; `out` is the caller's and must
+/// not be used by anyone else until the co_await returns.
+template <class Queue, class Out, class Resume = resume_inline>
+class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
+    using state = recv_op_state<Queue>;
+
+  public:
+    recv_many_awaitable(Queue* q, Out& out, std::size_t max, std::stop_token token,
+                        Resume resume = {})
+        : state(q), out_(&out), max_(max), token_(std::move(token)), resume_(std::move(resume)) {
+        COCHAN_CHECK(max >= 1, "recv_many(out, max) needs max >= 1");
+    }
+    recv_many_awaitable(const recv_many_awaitable&) = delete;
+    recv_many_awaitable& operator=(const recv_many_awaitable&) = delete;
+    ~recv_many_awaitable() = default;
+
+    /// As `recv_awaitable::resume_on`. Call before awaiting.
+    template <resume_target Post>
+    recv_many_awaitable<Queue, Out, resume_via_t<Post>> resume_on(Post&& post) && {
+        return {this->queue(), *out_, max_, std::move(token_),
+                resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
+    }
+
+    /// Takes what is buffered at once (a token already stopped cancels without taking).
+    bool await_ready() {
+        if (token_.stop_requested()) {
+            now_.emplace(std::in_place_index<1>, recv_errc::cancelled);
+        } else {
+            auto r = this->queue()->try_recv_many(*out_, max_);
+            if (r || r.error() == recv_errc::disconnected) now_.emplace(std::move(r));
+        }
+        return now_.has_value();
+    }
+
+    /// Nothing was buffered: wait for one value. true: linked.
+    bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
+
+    recv_result<std::size_t> await_resume() {
+        if (now_) return std::move(*now_);
+        if (auto error = this->result_into(*out_)) {
+            return recv_result<std::size_t>(std::in_place_index<1>, *error);
+        }
+        // One value waited for; take what else is buffered, without waiting again.
+        std::size_t n = 1;
+        if (max_ > 1) {
+            auto more = this->queue()->try_recv_many(*out_, max_ - 1);
+            if (more) n += *more;
+        }
+        return recv_result<std::size_t>(std::in_place, n);
+    }
+
+  private:
+    static void notify(waiter_base* w) noexcept {
+        auto& self = static_cast<recv_many_awaitable&>(state::of(w));
+        self.resume_(w, static_cast<state&>(self));
+    }
+
+    Out* out_;
+    std::size_t max_;
+    std::stop_token token_;
+    std::optional<recv_result<std::size_t>> now_; // completed without waiting
+    [[no_unique_address]] Resume resume_;
+};
+
 /// `co_await tx.send(v)` on a bounded channel: a send operation state awaited by a coroutine.
 /// Holds the waiter node and the value, so it is awaited in place: neither copyable nor
 /// movable. Thread safety: one awaitable is awaited by one coroutine.
