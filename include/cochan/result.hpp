@@ -14,6 +14,7 @@ enum class send_errc {
     disconnected, ///< every receiver is gone, or this sender was closed
     full,         ///< `try_send` only: no free slot in a bounded channel
     cancelled,    ///< the operation's stop token was triggered before it was granted a slot
+    timed_out,    ///< `blocking_send_for` / `_until` only: the deadline passed first
 };
 
 /// Why a receive produced no value.
@@ -21,6 +22,7 @@ enum class recv_errc {
     disconnected, ///< every sender is gone and the buffer is drained
     empty,        ///< `try_recv` only: nothing buffered, but a sender may still send
     cancelled,    ///< the operation's stop token was triggered before it was granted a value
+    timed_out,    ///< `blocking_recv_for` / `_until` only: the deadline passed first
 };
 
 /// A short English description, for logs and messages.
@@ -29,6 +31,7 @@ constexpr const char* to_string(send_errc e) noexcept {
     case send_errc::disconnected: return "sending on a disconnected channel";
     case send_errc::full: return "sending on a full channel";
     case send_errc::cancelled: return "send cancelled";
+    case send_errc::timed_out: return "send timed out";
     }
     return "unknown send error";
 }
@@ -39,6 +42,7 @@ constexpr const char* to_string(recv_errc e) noexcept {
     case recv_errc::disconnected: return "receiving on a disconnected channel";
     case recv_errc::empty: return "receiving on an empty channel";
     case recv_errc::cancelled: return "receive cancelled";
+    case recv_errc::timed_out: return "receive timed out";
     }
     return "unknown receive error";
 }

@@ -7,6 +7,7 @@
 #include <cochan/detail/operations.hpp>
 #include <cochan/result.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <stop_token>
 #include <utility>
@@ -172,6 +173,36 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
         return blocking(std::move(v), std::move(token));
     }
 
+    /// As `blocking_send(v)`, but gives up at `deadline`: `timed_out` with `v` back (distinct
+    /// from `cancelled`), unless a slot was granted first (then it succeeds). A deadline
+    /// already passed still takes a free slot. Bounded senders only (an unbounded send never
+    /// waits).
+    template <class Clock, class Duration>
+    send_result<value_type> blocking_send_until(
+        value_type v,
+        const std::chrono::time_point<Clock, Duration>& deadline) requires bounded_spmc {
+        return blocking_until(std::move(v), deadline);
+    }
+    template <class Clock, class Duration>
+    send_result<value_type> blocking_send_until(
+        value_type v,
+        const std::chrono::time_point<Clock, Duration>& deadline) const requires bounded_mpmc {
+        return blocking_until(std::move(v), deadline);
+    }
+    /// `blocking_send_until(v, steady_clock::now() + timeout)`.
+    template <class Rep, class Period>
+    send_result<value_type>
+    blocking_send_for(value_type v,
+                      const std::chrono::duration<Rep, Period>& timeout) requires bounded_spmc {
+        return blocking_until(std::move(v), std::chrono::steady_clock::now() + timeout);
+    }
+    template <class Rep, class Period>
+    send_result<value_type> blocking_send_for(
+        value_type v,
+        const std::chrono::duration<Rep, Period>& timeout) const requires bounded_mpmc {
+        return blocking_until(std::move(v), std::chrono::steady_clock::now() + timeout);
+    }
+
     // ---- unbounded: synchronous send ----------------------------------------------------------
 
     /// Enqueues `v` at once (never waits): success, or `disconnected` with `v` back. A waiting
@@ -240,10 +271,14 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     }
 
     send_result<value_type> blocking(value_type&& v, std::stop_token token) const {
-        return run_blocking([&](resume_signal resume) {
-            return send_awaitable<Queue, resume_signal>(queue(), this->closed_, std::move(v),
-                                                        std::move(token), resume);
-        });
+        blocking_op<send_op_state<Queue>> op(queue(), this->closed_, std::move(v));
+        return op.run(token);
+    }
+    template <class Clock, class Duration>
+    send_result<value_type>
+    blocking_until(value_type&& v, const std::chrono::time_point<Clock, Duration>& deadline) const {
+        blocking_op<send_op_state<Queue>> op(queue(), this->closed_, std::move(v));
+        return op.run_until(deadline);
     }
 
     send_result<value_type> send_now(value_type& v) const {
@@ -321,9 +356,25 @@ template <class Queue> class basic_receiver {
     /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
     /// transition that completes its receive (no polling).
     recv_result<value_type> blocking_recv(std::stop_token token = {}) const {
-        return run_blocking([&](resume_signal resume) {
-            return recv_awaitable<Queue, resume_signal>(queue(), std::move(token), resume);
-        });
+        blocking_op<recv_op_state<Queue>> op(queue());
+        return op.run(token);
+    }
+
+    /// As `blocking_recv()`, but gives up at `deadline`: `timed_out` then (distinct from
+    /// `cancelled`), unless a value was granted first, which it returns. A deadline already
+    /// passed still takes a buffered value. Measured with `Clock` (`steady_clock` for the
+    /// `_for` form).
+    template <class Clock, class Duration>
+    recv_result<value_type>
+    blocking_recv_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
+        blocking_op<recv_op_state<Queue>> op(queue());
+        return op.run_until(deadline);
+    }
+    /// `blocking_recv_until(steady_clock::now() + timeout)`.
+    template <class Rep, class Period>
+    recv_result<value_type>
+    blocking_recv_for(const std::chrono::duration<Rep, Period>& timeout) const {
+        return blocking_recv_until(std::chrono::steady_clock::now() + timeout);
     }
 
     /// The oldest buffered value without waiting, or `empty` (a sender remains) or

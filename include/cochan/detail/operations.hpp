@@ -6,6 +6,7 @@
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/result.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <coroutine>
 #include <exception>
@@ -71,6 +72,12 @@ class blocking_signal {
         std::unique_lock lock(mutex_);
         cv_.wait(lock, [this] { return done_; });
     }
+    /// false: the deadline passed first.
+    template <class Clock, class Duration>
+    bool wait_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+        std::unique_lock lock(mutex_);
+        return cv_.wait_until(lock, deadline, [this] { return done_; });
+    }
 
   private:
     std::mutex mutex_;
@@ -78,22 +85,67 @@ class blocking_signal {
     bool done_ = false; // guarded by mutex_
 };
 
-/// Resumption policy of the blocking calls: the "coroutine" is a blocked thread. It needs no
-/// queue reference: a blocking call is a member call on an endpoint, alive until it returns.
-struct resume_signal {
-    blocking_signal* signal_;
-    template <class State> void operator()(waiter_base*, State&) noexcept { signal_->signal(); }
-};
+/// A blocking call: an operation state (recv_op_state or send_op_state) whose "coroutine" is
+/// the calling thread, blocked on a signal. It needs no queue reference of its own: a
+/// blocking call is a member call on an endpoint, alive until it returns.
+template <class State> class blocking_op : public State {
+  public:
+    template <class... Args>
+    explicit blocking_op(Args&&... args) : State(std::forward<Args>(args)...) {}
 
-/// Runs an awaitable to completion on the calling thread, blocking it while the operation
-/// waits: the blocking calls are the awaitables (and so the operation states) with a
-/// resumption policy that signals a blocked thread. `make(resume_signal)` builds the awaitable.
-template <class Make> auto run_blocking(Make make) {
-    blocking_signal signal;
-    auto op = make(resume_signal{&signal}); // destroyed before `signal`
-    if (op.await_suspend(std::noop_coroutine())) signal.wait();
-    return op.await_resume();
-}
+    /// Runs the operation to its end and returns its result.
+    auto run(const std::stop_token& token) {
+        if (this->start(&notify, {}, token)) signal_.wait();
+        return this->result();
+    }
+
+    /// As run(), but at `deadline` the operation is cancelled: it then returns `timed_out`
+    /// (a send with its value back), unless a grant won the race under the lock (then it
+    /// completes normally, as with a stop request).
+    template <class Clock, class Duration>
+    auto run_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+        bool expired = false;
+        if (this->start(&notify, {})) {
+            if (!signal_.wait_until(deadline)) {
+                this->cancel(); // decided under the lock; it (or the grant that won) signals
+                signal_.wait();
+                expired = true;
+            }
+        }
+        auto r = this->result();
+        if (expired && !r && reason(r.error()) == cancelled_of(r.error())) {
+            return with_reason(std::move(r), timed_out_of(r.error()));
+        }
+        return r;
+    }
+
+  private:
+    static void notify(waiter_base* w) noexcept {
+        static_cast<blocking_op&>(State::of(w)).signal_.signal();
+    }
+
+    static recv_errc reason(recv_errc e) noexcept { return e; }
+    template <class T> static send_errc reason(const send_error<T>& e) noexcept { return e.reason; }
+    static recv_errc cancelled_of(recv_errc) noexcept { return recv_errc::cancelled; }
+    template <class T> static send_errc cancelled_of(const send_error<T>&) noexcept {
+        return send_errc::cancelled;
+    }
+    static recv_errc timed_out_of(recv_errc) noexcept { return recv_errc::timed_out; }
+    template <class T> static send_errc timed_out_of(const send_error<T>&) noexcept {
+        return send_errc::timed_out;
+    }
+    template <class R, class E> static R with_reason(R&& r, E reason) {
+        if constexpr (std::is_same_v<E, recv_errc>) {
+            return R(std::in_place_index<1>, reason);
+        } else {
+            auto& e = r.error();
+            return R(std::in_place_index<1>,
+                     std::remove_cvref_t<decltype(e)>{reason, std::move(e.value)});
+        }
+    }
+
+    blocking_signal signal_; // destroyed before the state, which never touches it
+};
 
 /// `co_await rx.recv()`: a receive operation state (detail/op_state.hpp) awaited by a
 /// coroutine. Holds the waiter node, so it is awaited in place: neither copyable nor movable.
