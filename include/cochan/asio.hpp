@@ -726,20 +726,22 @@ auto async_recv(const Receiver& rx, CompletionToken&& token) {
                                                                          token, make_op_source(rx));
 }
 
-/// Sends `value` through a bounded sender as an Asio asynchronous operation. Completion
-/// signature `void(cochan::send_result<T>)`; the value comes back in the error on
-/// `disconnected` or `cancelled`. Executor, allocator, work and executor lifetime: as
-/// `async_recv` (a send abandoned at shutdown destroys its value). Cancellation: a waiting
-/// send completes with `send_errc::cancelled` and its value; a send already granted a slot
-/// completes normally (its value is in the channel and cannot be taken back). If `T`'s move
-/// throws while a slot is granted later, the exception is rethrown from the handler's executor
-/// (its `run()`), not delivered to the handler.
+/// Sends `value` through any sender as an Asio asynchronous operation, so generic Asio code
+/// works over both kinds: through a bounded sender it waits while the channel is full; through
+/// an unbounded one it never waits and completes at once (still through the handler's
+/// executor, never inside this call). Completion signature `void(cochan::send_result<T>)`; the
+/// value comes back in the error on `disconnected` or `cancelled`. Executor, allocator, work and
+/// executor lifetime: as `async_recv` (a send abandoned at shutdown destroys its value).
+/// Cancellation: a waiting send completes with `send_errc::cancelled` and its value; a send already
+/// granted a slot completes normally (its value is in the channel and cannot be taken back). If
+/// `T`'s move throws while a slot is granted later, the exception is rethrown from the handler's
+/// executor (its `run()`), not delivered to the handler.
 ///
 /// Thread safety: as `tx.send(v)`; an SPMC sender must not have two sends in flight. The
 /// operation keeps the channel alive.
 template <class Sender, class CompletionToken>
 requires requires(Sender& tx, typename Sender::value_type v) {
-    tx.try_send(std::move(v));
+    tx.send(std::move(v)); // any sender this caller may send through (SPMC: non-const)
 }
 auto async_send(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {
     using T = typename Sender::value_type;

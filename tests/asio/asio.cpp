@@ -454,3 +454,49 @@ TEST_CASE("asio: resume_on(executor) keeps run() going while the coroutine waits
     REQUIRE(t.done());
     CHECK(t.result() == 8);
 }
+
+// DESIGN section 5: async_send takes unbounded senders too, so generic Asio code works over
+// both kinds; the send completes at once, but its handler still runs through the executor.
+TEMPLATE_TEST_CASE("asio: async_send on an unbounded sender completes at once through the "
+                   "handler's executor",
+                   "[asio]", (cochan::spmc::unbounded_sender<int>),
+                   (cochan::mpmc::unbounded_sender<int>)) {
+    asio::io_context io;
+    auto make = [] {
+        if constexpr (std::is_same_v<TestType, cochan::spmc::unbounded_sender<int>>) {
+            return cochan::spmc::unbounded<int>();
+        } else {
+            return cochan::mpmc::unbounded<int>();
+        }
+    };
+    auto [tx, rx] = make();
+    int completed = 0;
+    for (int i = 1; i <= 3; ++i) {
+        async_send(tx, i, asio::bind_executor(io, [&](const cochan::send_result<int>& r) {
+                       CHECK(r.has_value());
+                       ++completed;
+                   }));
+    }
+    CHECK(completed == 0); // never inside the initiating function
+    CHECK(rx.size() == 3); // but the values are in the channel already: it did not wait
+    io.run();
+    CHECK(completed == 3);
+    for (int i = 1; i <= 3; ++i) CHECK(*rx.try_recv() == i);
+    // Through use_awaitable too, and with every receiver gone: disconnected, value back.
+    int value_back = 0;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            auto ok = co_await async_send(tx, 4, asio::use_awaitable);
+            CHECK(ok.has_value());
+            { auto gone = std::move(rx); }
+            auto failed = co_await async_send(tx, 5, asio::use_awaitable);
+            REQUIRE_FALSE(failed);
+            CHECK(failed.error().reason == cochan::send_errc::disconnected);
+            value_back = failed.error().value;
+        },
+        asio::detached);
+    io.restart();
+    io.run();
+    CHECK(value_back == 5);
+}
