@@ -66,6 +66,15 @@ std::pair<bounded_sender<T>, bounded_receiver<T>> bounded(std::size_t capacity) 
                                                                         "cochan::spmc::bounded");
 }
 
+/// A rendezvous channel: the bounded endpoint pair with `capacity() == 0`. `co_await
+/// tx.send(v)` completes only once a receiver has been granted `v`; `try_send(v)` succeeds
+/// only when a receiver waits (else `full`, `v` back); `try_recv()` succeeds only when a
+/// sender waits (it takes that sender's value and completes the send); `size()` is always 0.
+/// (`bounded(0)` still throws: a rendezvous is asked for by name.)
+template <channel_value T> std::pair<bounded_sender<T>, bounded_receiver<T>> rendezvous() {
+    return detail::make_rendezvous<bounded_sender<T>, bounded_receiver<T>>();
+}
+
 /// A channel without a bound; `tx.send(v)` never waits. Memory grows with the backlog in
 /// segments and is returned as they drain (one spare segment is kept).
 template <channel_value T> std::pair<unbounded_sender<T>, unbounded_receiver<T>> unbounded() {

@@ -43,9 +43,11 @@ TEMPLATE_TEST_CASE("blocking_recv_for returns a value sent by another thread bef
     auto [tx, rx] = TestType::make();
     // Whether the send lands before or while the receive waits, the result is the value: the
     // deadline (a minute) is never what decides it.
-    std::thread sender([&tx = tx] { REQUIRE(push(tx, 11)); });
+    bool sent = false; // read after join: no Catch2 assertion on the other thread
+    std::thread sender([&tx = tx, &sent] { sent = push(tx, 11).has_value(); });
     auto r = rx.blocking_recv_for(60s);
     sender.join();
+    CHECK(sent);
     REQUIRE(r);
     CHECK(*r == 11);
 }
@@ -71,9 +73,11 @@ TEMPLATE_TEST_CASE("blocking_send_for succeeds when a receiver frees the slot in
                    "[deadlines][bounded]", (spmc_bounded<int>), (mpmc_bounded<int>)) {
     auto [tx, rx] = TestType::make(1);
     REQUIRE(tx.try_send(1));
-    std::thread receiver([&rx = rx] { REQUIRE(*rx.blocking_recv() == 1); });
+    int got = 0;
+    std::thread receiver([&rx = rx, &got] { got = *rx.blocking_recv(); });
     auto r = tx.blocking_send_for(2, 60s);
     receiver.join();
+    CHECK(got == 1);
     REQUIRE(r);
     CHECK(*rx.try_recv() == 2);
 }

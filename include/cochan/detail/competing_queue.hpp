@@ -4,6 +4,7 @@
 
 #include <cochan/detail/config.hpp>
 #include <cochan/detail/lock.hpp>
+#include <cochan/detail/segmented_queue.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/detail/waiter.hpp>
 #include <cochan/result.hpp>
@@ -140,9 +141,10 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         while (!recv_waiters_.empty())
             batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
         Storage doomed(std::move(storage_));
+        [[maybe_unused]] given_back_type doomed_given_back(std::move(given_back_));
         lock.unlock();
         batch.notify_all();
-        // `doomed` is destroyed here, outside the lock.
+        // `doomed` and `doomed_given_back` are destroyed here, outside the lock.
     }
 
     // ---- queries -----------------------------------------------------------------------------
@@ -205,7 +207,14 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
                 if (!send_waiters_.empty()) return send_status::full;
             }
         }
-        if (!permit_free()) return send_status::full;
+        if (!permit_free()) {
+            // A rendezvous channel has no permit: a send succeeds only into a waiting receiver.
+            if (rendezvous() && !recv_waiters_.empty()) {
+                grant(v, batch);
+                return send_status::ok;
+            }
+            return send_status::full;
+        }
         deliver(v, batch);
         return send_status::ok;
     }
@@ -225,6 +234,12 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
             w.outcome_ = outcome::disconnected;
         } else if (permit_free() && send_waiters_.empty()) {
             deliver(*w.offered_, batch);
+            w.state_ = wait_state::done;
+            w.outcome_ = outcome::ok;
+        } else if (rendezvous() && !recv_waiters_.empty()) {
+            // Rendezvous: a waiting receiver takes the value now (no sender can be waiting
+            // while a receiver does). Otherwise the send waits for a receiver to take it.
+            grant(*w.offered_, batch);
             w.state_ = wait_state::done;
             w.outcome_ = outcome::ok;
         } else {
@@ -253,6 +268,13 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         completion_batch batch;
         std::unique_lock lock(mutex_);
         if (storage_.empty()) {
+            if constexpr (bounded) {
+                if (rendezvous()) {
+                    std::optional<T> v;
+                    if (take_rendezvous(v, batch))
+                        return recv_result<T>(std::in_place, std::move(*v));
+                }
+            }
             return recv_result<T>(std::in_place_index<1>,
                                   receiving_ends() ? recv_errc::disconnected : recv_errc::empty);
         }
@@ -295,6 +317,19 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
             ++n;
             if constexpr (bounded) admit_senders(batch);
         }
+        if constexpr (bounded) {
+            std::optional<T> v;
+            while (n < max && rendezvous() && take_rendezvous(v, batch)) {
+                try {
+                    out.push_back(std::move(*v));
+                } catch (...) { // not delivered: it is the next receive's, ahead of the rest
+                    given_back_.push_front(std::move(*v));
+                    throw;
+                }
+                v.reset();
+                ++n;
+            }
+        }
         if (n != 0) return recv_result<std::size_t>(std::in_place, n);
         return recv_result<std::size_t>(
             std::in_place_index<1>, receiving_ends() ? recv_errc::disconnected : recv_errc::empty);
@@ -310,6 +345,9 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         if (w.stop_seen_) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::cancelled;
+        } else if (rendezvous() && take_rendezvous(w.value_, batch)) {
+            w.outcome_ = outcome::ok; // from a waiting sender, or a value given back earlier
+            w.state_ = wait_state::done;
         } else if (!storage_.empty()) {
             if (bounded && w.deferred_delivery_) {
                 w.value_.emplace(std::move(storage_.front()));
@@ -363,6 +401,16 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
             if (receivers_ != 0 && permit_free()) {
                 deliver_front(*value, batch);
                 value.reset(); // a moved-from value: its destructor runs under the lock
+            } else if constexpr (bounded) {
+                if (receivers_ != 0 && rendezvous()) {
+                    // No cell to go back to: the next waiting receiver, else the next receive.
+                    if (!recv_waiters_.empty()) {
+                        grant(*value, batch);
+                    } else {
+                        given_back_.push_front(std::move(*value)); // bad_alloc: destroyed below
+                    }
+                    value.reset();
+                }
             }
         } catch (...) {
             // T's move threw while handing the value on: it stays in `value` and is destroyed
@@ -425,9 +473,42 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         competing_queue* q_ = nullptr; // set only when the debug check is on
     };
 
+    /// A bounded channel of capacity 0 (`rendezvous<T>()`): no cell, a send completes only
+    /// into a receiver.
+    bool rendezvous() const noexcept {
+        if constexpr (bounded) {
+            return storage_.capacity() == 0;
+        } else {
+            return false;
+        }
+    }
+
+    /// Rendezvous only, under the lock: takes a value given back earlier, else the oldest
+    /// waiting sender's value (that send completes `ok`). False if there is neither.
+    /// Exception safety: strong (if `T`'s move throws, the value stays where it was).
+    bool take_rendezvous(std::optional<T>& out, completion_batch& batch) {
+        if constexpr (bounded) {
+            if (!given_back_.empty()) {
+                out.emplace(std::move(given_back_.front()));
+                given_back_.pop_front();
+                return true;
+            }
+            if (send_waiters_.empty()) return false;
+            auto* s = static_cast<send_waiter<T>*>(send_waiters_.front());
+            out.emplace(std::move(*s->offered_));
+            send_waiters_.pop_front();
+            batch.complete(s, outcome::ok);
+            return true;
+        } else {
+            (void)out;
+            (void)batch;
+            return false;
+        }
+    }
+
     /// Under the lock: no value will arrive any more.
     bool receiving_ends() const noexcept {
-        return senders_ == 0 || closed_;
+        return (senders_ == 0 || closed_) && given_back_.empty();
     }
     /// Under the lock: every send fails.
     bool sends_refused() const noexcept {
@@ -534,15 +615,23 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         }
     }
 
+    struct no_given_back { // unbounded queues: a value given back always finds its cell
+        bool empty() const noexcept { return true; }
+    };
+    // Rendezvous (capacity 0): values given back (their receiver was destroyed after the grant,
+    // or its delivery cancelled) wait here, outside the capacity, for the next receive.
+    using given_back_type = std::conditional_t<bounded, segmented_queue<T>, no_given_back>;
+
     channel_lock mutex_;
-    Storage storage_;                               // guarded by mutex_
-    std::size_t grants_made_ = 0;                   // guarded by mutex_ (bounded only)
-    std::atomic<std::size_t> grants_released_{0};   // see release_permit()
-    std::atomic<bool> send_waiting_{false};         // a sender may wait; see release_permit()
-    waiter_list recv_waiters_;                      // guarded by mutex_
-    typename Producers::send_waiters send_waiters_; // guarded by mutex_
-    std::size_t senders_ = 1;                       // guarded by mutex_
-    std::size_t receivers_ = 1;                     // guarded by mutex_
+    Storage storage_;                                  // guarded by mutex_
+    [[no_unique_address]] given_back_type given_back_; // guarded by mutex_ (rendezvous only)
+    std::size_t grants_made_ = 0;                      // guarded by mutex_ (bounded only)
+    std::atomic<std::size_t> grants_released_{0};      // see release_permit()
+    std::atomic<bool> send_waiting_{false};            // a sender may wait; see release_permit()
+    waiter_list recv_waiters_;                         // guarded by mutex_
+    typename Producers::send_waiters send_waiters_;    // guarded by mutex_
+    std::size_t senders_ = 1;                          // guarded by mutex_
+    std::size_t receivers_ = 1;                        // guarded by mutex_
     bool closed_ = false; // guarded by mutex_: a receiver closed the channel (close_sending())
     std::atomic<bool> producer_busy_{false}; // SPMC debug check only; see producer_scope
 };

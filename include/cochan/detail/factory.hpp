@@ -30,8 +30,8 @@ std::pair<Sender, Receiver> make_bounded(std::size_t capacity, const char* kind)
     using T = typename Sender::value_type;
     if (capacity == 0) {
         throw std::invalid_argument(std::string(kind) +
-                                    ": capacity must be greater than 0 (there is no rendezvous "
-                                    "channel; use a capacity of 1 or more)");
+                                    ": capacity must be greater than 0 (for a channel without a "
+                                    "buffer, ask for rendezvous<T>())");
     }
     if (capacity > ring<T>::max_capacity()) {
         throw std::length_error(std::string(kind) + ": capacity " + std::to_string(capacity) +
@@ -40,6 +40,12 @@ std::pair<Sender, Receiver> make_bounded(std::size_t capacity, const char* kind)
     }
     using queue = bounded_queue<T, typename Sender::producers>;
     return make_channel<Sender, Receiver>(new queue(capacity));
+}
+
+/// A bounded queue of capacity 0: a send completes only into a receiver.
+template <class Sender, class Receiver> std::pair<Sender, Receiver> make_rendezvous() {
+    using queue = bounded_queue<typename Sender::value_type, typename Sender::producers>;
+    return make_channel<Sender, Receiver>(new queue(0));
 }
 
 template <class Sender, class Receiver> std::pair<Sender, Receiver> make_unbounded() {

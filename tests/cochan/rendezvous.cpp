@@ -1,0 +1,190 @@
+// Rendezvous channels (capacity 0): a send completes only once a receiver has the value;
+// try_send pairs only with a waiting receiver, try_recv only with a waiting sender; size() is
+// always 0; a value given back by a destroyed granted receiver is not lost.
+#include <cochan/cochan.hpp>
+
+#include "support/counted.hpp"
+#include "support/manual_scheduler.hpp"
+#include "support/task.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <thread>
+#include <vector>
+
+using namespace cochan_test;
+
+namespace {
+
+template <class Rx> task<std::optional<int>> receive(Rx& rx) {
+    auto r = co_await rx.recv();
+    if (!r) co_return std::nullopt;
+    co_return *r;
+}
+
+// -1: sent; otherwise the value that came back.
+template <class Tx> task<int> send(Tx& tx, int v, std::stop_token token = {}) {
+    auto r = co_await tx.send(v, std::move(token));
+    co_return r ? -1 : r.error().value;
+}
+
+template <class Make> void both_kinds(Make make) {
+    make(cochan::spmc::rendezvous<int>());
+    make(cochan::mpmc::rendezvous<int>());
+}
+
+} // namespace
+
+TEST_CASE("rendezvous: capacity 0, nothing buffered; bounded(0) still throws", "[rendezvous]") {
+    both_kinds([](auto ch) {
+        auto& [tx, rx] = ch;
+        CHECK(tx.capacity() == 0);
+        CHECK(rx.capacity() == 0);
+        CHECK(rx.size() == 0);
+        auto r = tx.try_send(1); // nobody waits to receive
+        REQUIRE_FALSE(r);
+        CHECK(r.error().reason == cochan::send_errc::full);
+        CHECK(r.error().value == 1);
+        CHECK(rx.try_recv().error() == cochan::recv_errc::empty); // nobody waits to send
+    });
+    CHECK_THROWS_AS(cochan::spmc::bounded<int>(0), std::invalid_argument);
+    CHECK_THROWS_AS(cochan::mpmc::bounded<int>(0), std::invalid_argument);
+}
+
+TEST_CASE("rendezvous: a send completes only once a receiver has the value", "[rendezvous]") {
+    both_kinds([](auto ch) {
+        auto& [tx, rx] = ch;
+        auto sender = send(tx, 5);
+        REQUIRE_FALSE(sender.done()); // no receiver yet: it waits
+        CHECK(rx.size() == 0);        // and the value is not buffered
+        auto v = rx.try_recv();       // pairs with the waiting sender
+        REQUIRE(v);
+        CHECK(*v == 5);
+        REQUIRE(sender.done());
+        CHECK(sender.result() == -1);
+        // The other way round: a waiting receiver takes a try_send at once.
+        auto receiver = receive(rx);
+        REQUIRE_FALSE(receiver.done());
+        REQUIRE(tx.try_send(6));
+        REQUIRE(receiver.done());
+        CHECK(receiver.result() == 6);
+    });
+}
+
+TEST_CASE("rendezvous: waiting senders are taken oldest first, also by recv_many",
+          "[rendezvous][mpmc]") {
+    auto [tx, rx] = cochan::mpmc::rendezvous<int>();
+    auto tx2 = tx;
+    auto tx3 = tx;
+    auto s1 = send(tx, 1);
+    auto s2 = send(tx2, 2);
+    auto s3 = send(tx3, 3);
+    std::vector<int> out;
+    auto n = rx.try_recv_many(out, 2);
+    REQUIRE(n);
+    CHECK(*n == 2);
+    CHECK(out == std::vector<int>{1, 2});
+    CHECK(s1.done());
+    CHECK(s2.done());
+    CHECK_FALSE(s3.done());
+    CHECK(*rx.try_recv() == 3);
+    CHECK(s3.done());
+}
+
+TEST_CASE("rendezvous: a waiting send cancelled by a stop request gets its value back",
+          "[rendezvous]") {
+    both_kinds([](auto ch) {
+        auto& [tx, rx] = ch;
+        std::stop_source stop;
+        auto sender = send(tx, 8, stop.get_token());
+        REQUIRE_FALSE(sender.done());
+        stop.request_stop();
+        REQUIRE(sender.done());
+        CHECK(sender.result() == 8);
+        CHECK(rx.try_recv().error() == cochan::recv_errc::empty); // it is gone from the channel
+    });
+}
+
+TEST_CASE("rendezvous: a granted receiver destroyed before it resumed gives its value to the "
+          "next receive",
+          "[rendezvous]") {
+    counted::reset();
+    {
+        auto [tx, rx] = cochan::mpmc::rendezvous<counted>();
+        manual_scheduler later;
+        auto doomed = [](auto& rx, manual_scheduler& q) -> task<int> {
+            auto r = co_await rx.recv().resume_on(q.executor());
+            co_return r ? r->value : -1;
+        }(rx, later);
+        REQUIRE(tx.try_send(counted(4))); // granted to `doomed`: the send has completed
+        later.discard_all();
+        doomed.reset(); // destroyed before it took the value: it goes back
+        CHECK(rx.size() == 0);
+        auto again = rx.try_recv();
+        REQUIRE(again);
+        CHECK(again->value == 4);
+    }
+    CHECK(counted::live() == 0);
+}
+
+TEST_CASE("rendezvous: disconnection wakes the other side; waiting senders get their values",
+          "[rendezvous]") {
+    both_kinds([](auto ch) {
+        auto& [tx, rx] = ch;
+        auto sender = send(tx, 9);
+        REQUIRE_FALSE(sender.done());
+        { auto gone = std::move(rx); }
+        REQUIRE(sender.done());
+        CHECK(sender.result() == 9);
+    });
+    auto [tx, rx] = cochan::spmc::rendezvous<int>();
+    auto receiver = receive(rx);
+    tx.close();
+    REQUIRE(receiver.done());
+    CHECK_FALSE(receiver.result().has_value());
+}
+
+TEST_CASE("rendezvous: many threads send and receive, each value exactly once",
+          "[rendezvous][threads]") {
+    auto [tx, rx] = cochan::mpmc::rendezvous<std::uint64_t>();
+    constexpr int producers = 4;
+    constexpr int consumers = 4;
+    constexpr std::uint64_t per_producer = 2000;
+    std::atomic<std::uint64_t> sum{0};
+    std::atomic<std::uint64_t> count{0};
+    std::atomic<int> failed_sends{0}; // Catch2 assertions are not thread-safe: counted here
+    std::vector<std::thread> threads;
+    for (int c = 0; c < consumers; ++c) {
+        threads.emplace_back([&sum, &count, rx = rx] {
+            while (auto v = rx.blocking_recv()) {
+                sum += *v;
+                ++count;
+            }
+        });
+    }
+    {
+        auto senders = std::vector<cochan::mpmc::bounded_sender<std::uint64_t>>(producers, tx);
+        tx.close();
+        std::vector<std::thread> sending;
+        for (int p = 0; p < producers; ++p) {
+            sending.emplace_back([p, &failed_sends, s = std::move(senders[p])]() mutable {
+                for (std::uint64_t i = 1; i <= per_producer; ++i) {
+                    auto r = s.blocking_send(static_cast<std::uint64_t>(p) * per_producer + i);
+                    if (!r) ++failed_sends;
+                }
+            });
+        }
+        for (auto& t : sending) t.join();
+    } // the last sender goes: receivers see disconnected
+    rx.close();
+    for (auto& t : threads) t.join();
+    const std::uint64_t n = producers * per_producer;
+    CHECK(failed_sends == 0);
+    CHECK(count == n);
+    CHECK(sum == n * (n + 1) / 2);
+}
