@@ -178,10 +178,29 @@ class model {
     std::deque<int> send_waiters;
     int senders = 1;
     int receivers = 1;
+    bool closed = false; // a receiver closed the channel for sending
     std::vector<op_record>* ops = nullptr;
     std::vector<int> completed; // ops completed by the current action, in notification order
 
     bool slot_free() const noexcept { return !bounded_ || buffer.size() + outstanding < capacity_; }
+    bool sends_refused() const noexcept { return receivers == 0 || closed; }
+    bool receiving_ends() const noexcept { return senders == 0 || closed; }
+
+    /// rx.close(): every waiting send, then every waiting receive, completes disconnected.
+    void close() {
+        if (closed) return;
+        closed = true;
+        while (!send_waiters.empty()) {
+            const int s = send_waiters.front();
+            send_waiters.pop_front();
+            complete(s, outcome::disconnected);
+        }
+        while (!recv_waiters.empty()) {
+            const int r = recv_waiters.front();
+            recv_waiters.pop_front();
+            complete(r, outcome::disconnected);
+        }
+    }
 
     void complete(int i, outcome o) {
         auto& op = (*ops)[static_cast<std::size_t>(i)];
@@ -319,7 +338,7 @@ template <class Kind> class harness {
         case 3: send_awaitable(arg); break;
         case 4:
         case 5: recv_awaitable(arg); break;
-        case 6: try_recv(arg); break;
+        case 6: (arg & 0x80) != 0 ? try_recv_many(arg) : try_recv(arg); break;
         case 7:
         case 8:
         case 9: run_posted(arg); break;
@@ -327,7 +346,7 @@ template <class Kind> class harness {
         case 11: destroy(arg); break;
         case 12: close_sender(arg); break;
         case 13: drop_sender(arg); break;
-        case 14: drop_receiver(arg); break;
+        case 14: (arg & 0x80) != 0 ? close_receiver(arg) : drop_receiver(arg); break;
         default: clone(arg); break;
         }
     }
@@ -373,7 +392,7 @@ template <class Kind> class harness {
         // Predicted result.
         outcome expected = outcome::ok;
         bool full = false;
-        if (tx_closed_[static_cast<std::size_t>(k)] || model_.receivers == 0) {
+        if (tx_closed_[static_cast<std::size_t>(k)] || model_.sends_refused()) {
             expected = outcome::disconnected;
         } else if (!model_.slot_free()) {
             full = true;
@@ -423,7 +442,7 @@ template <class Kind> class harness {
                 op.result = outcome::disconnected;
             } else if (token.stop_requested()) {
                 op.result = outcome::cancelled;
-            } else if (model_.receivers == 0) {
+            } else if (model_.sends_refused()) {
                 op.result = outcome::disconnected;
             } else if (model_.slot_free() && model_.send_waiters.empty()) {
                 model_.deliver(v);
@@ -452,7 +471,7 @@ template <class Kind> class harness {
         } else if (!model_.buffer.empty()) {
             op.value = model_.take_front();
             op.result = outcome::ok;
-        } else if (model_.senders == 0) {
+        } else if (model_.receiving_ends()) {
             op.result = outcome::disconnected;
         } else {
             model_.recv_waiters.push_back(i);
@@ -470,7 +489,7 @@ template <class Kind> class harness {
         cochan::recv_errc error = cochan::recv_errc::empty;
         if (!model_.buffer.empty()) {
             expected = model_.take_front();
-        } else if (model_.senders == 0) {
+        } else if (model_.receiving_ends()) {
             error = cochan::recv_errc::disconnected;
         }
         auto r = rx_[static_cast<std::size_t>(k)]->try_recv();
@@ -484,6 +503,50 @@ template <class Kind> class harness {
             if (r) mismatch("try_recv got v" + std::to_string(r->id()) + "; the model has none");
             if (r.error() != error) mismatch("try_recv failed for the wrong reason");
         }
+        check_notified();
+    }
+
+    /// try_recv_many(out, 1 + (arg >> 4) % 8): takes up to max values in one lock section, each
+    /// freed slot admitting waiting sends (whose values may join the batch).
+    void try_recv_many(std::uint8_t arg) {
+        const int k = pick(rx_, arg);
+        if (k < 0) return;
+        const std::size_t max = 1 + (arg >> 4) % 8;
+        note("try_recv_many rx" + std::to_string(k) + " max " + std::to_string(max));
+        std::vector<int> expected;
+        while (expected.size() < max && !model_.buffer.empty()) {
+            expected.push_back(model_.take_front());
+        }
+        std::vector<payload> out;
+        auto r = rx_[static_cast<std::size_t>(k)]->try_recv_many(out, max);
+        if (expected.empty()) {
+            if (r) mismatch("try_recv_many took values; the model has none");
+            const auto error = model_.receiving_ends() ? cochan::recv_errc::disconnected
+                                                       : cochan::recv_errc::empty;
+            if (r.error() != error) mismatch("try_recv_many failed for the wrong reason");
+        } else {
+            if (!r || *r != expected.size() || out.size() != expected.size()) {
+                mismatch("try_recv_many took " + std::to_string(out.size()) +
+                         " values; the model says " + std::to_string(expected.size()));
+            }
+            for (std::size_t j = 0; j < out.size(); ++j) {
+                if (out[j].id() != expected[j] || !out[j].intact()) {
+                    mismatch("try_recv_many value " + std::to_string(j) + " is v" +
+                             std::to_string(out[j].id()) + "; the model says v" +
+                             std::to_string(expected[j]));
+                }
+            }
+        }
+        check_notified();
+    }
+
+    /// rx.close(): closes the channel for sending.
+    void close_receiver(std::uint8_t arg) {
+        const int k = pick(rx_, arg);
+        if (k < 0) return;
+        note("close rx" + std::to_string(k));
+        model_.close();
+        rx_[static_cast<std::size_t>(k)]->close();
         check_notified();
     }
 
