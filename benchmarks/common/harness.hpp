@@ -1,11 +1,15 @@
 // The pieces every benchmark binary shares: the workload's numbers, a per-consumer tally with
-// its check, a fire-and-forget coroutine type, the two coroutine runtimes (a one-thread event
-// loop and a thread pool), a gang of OS threads, and the timing loop that turns one prepared
-// sample into one Google Benchmark iteration.
+// its check, a fire-and-forget coroutine type and the two coroutine runtimes (a one-thread event
+// loop and a thread pool: the tests' own, from tests/support/), a gang of OS threads, and the
+// timing loop that turns one prepared sample into one Google Benchmark iteration.
 //
 // Nothing in here is cochan-specific: every peer is driven through the same tally, the same
 // completion signal and the same timing loop.
 #pragma once
+
+#include "support/manual_scheduler.hpp" // tests/support/
+#include "support/task.hpp"
+#include "support/thread_pool.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -13,13 +17,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <coroutine>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <deque>
-#include <exception>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -165,126 +166,27 @@ class completion {
 };
 
 // ---- Coroutines -------------------------------------------------------------------------------
+// The coroutine type and both runtimes are the tests' (tests/support/, standard library only).
 
 /// A fire-and-forget coroutine, created suspended: nothing runs until the runtime resumes
-/// `handle`. It frees itself when it finishes. Not thread-safe (a handle, resumed once).
-struct task {
-    struct promise_type {
-        task get_return_object() noexcept {
-            return {std::coroutine_handle<promise_type>::from_promise(*this)};
-        }
-        std::suspend_always initial_suspend() const noexcept { return {}; }
-        std::suspend_never final_suspend() const noexcept { return {}; }
-        void return_void() const noexcept {}
-        void unhandled_exception() const noexcept { std::terminate(); }
-    };
-    std::coroutine_handle<> handle;
-};
+/// `handle()`, exactly once. It frees itself when it finishes.
+using task = cochan_test::lazy_detached;
 
 /// The `current` runtime: a FIFO run queue of coroutine handles drained by the benchmark
-/// thread itself. Single-threaded: `post` may only be called from the thread that runs it.
-class event_loop {
-  public:
-    void post(std::coroutine_handle<> h) { queue_.push_back(h); }
-    void run() {
-        while (!queue_.empty()) {
-            std::coroutine_handle<> h = queue_.front();
-            queue_.pop_front();
-            h.resume();
-        }
-    }
-    /// For `.resume_on(...)`.
-    auto poster() {
-        return [this](std::coroutine_handle<> h) { post(h); };
-    }
+/// thread itself (`run_all()`; `executor()` for `.resume_on(...)`). Single-threaded, without a
+/// lock: `post` may only be called from the thread that runs it.
+using event_loop = cochan_test::single_thread_scheduler;
 
-  private:
-    std::deque<std::coroutine_handle<>> queue_;
-};
-
-/// The `mt` runtime: W worker threads resuming posted coroutine handles in FIFO order from one
-/// locked queue. An idle worker first spins for a while (`spin_rounds` pause instructions:
-/// about 0.4 ms on this machine's AMD EPYC) watching for work, then sleeps on a condition
-/// variable; `post` wakes a sleeper only when no worker is spinning. Without the spin, a
-/// woken coroutine is nearly always picked up by the posting worker itself before a sleeping
-/// one has woken, and the consumers do not run in parallel. Thread-safe. The destructor
-/// finishes queued work, then joins.
-class thread_pool {
-  public:
-    static constexpr int spin_rounds = 20000;
-
-    explicit thread_pool(unsigned workers) {
-        for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
-    }
-    thread_pool(const thread_pool&) = delete;
-    thread_pool& operator=(const thread_pool&) = delete;
-    ~thread_pool() {
-        {
-            std::lock_guard lock(mutex_);
-            stopping_ = true;
-        }
-        cv_.notify_all();
-        for (std::thread& t : threads_) t.join();
-    }
-
-    void post(std::coroutine_handle<> h) {
-        bool wake;
-        {
-            std::lock_guard lock(mutex_);
-            queue_.push_back(h);
-            queued_.store(queue_.size(), std::memory_order_relaxed);
-            wake = sleeping_ > 0 && spinning_.load(std::memory_order_relaxed) == 0;
-        }
-        if (wake) cv_.notify_one();
-    }
-    /// For `.resume_on(...)`: cheap to copy, callable from any thread.
-    auto poster() {
-        return [this](std::coroutine_handle<> h) { post(h); };
-    }
-
-  private:
-    static void pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
-
-    void work() {
-        std::unique_lock lock(mutex_);
-        for (;;) {
-            if (!queue_.empty()) {
-                std::coroutine_handle<> h = queue_.front();
-                queue_.pop_front();
-                queued_.store(queue_.size(), std::memory_order_relaxed);
-                lock.unlock();
-                h.resume();
-                lock.lock();
-                continue;
-            }
-            if (stopping_) return;
-            // Spin: watch `queued_` without the lock for a while.
-            spinning_.fetch_add(1, std::memory_order_relaxed);
-            lock.unlock();
-            for (int i = 0; i < spin_rounds && queued_.load(std::memory_order_relaxed) == 0; ++i)
-                pause();
-            lock.lock();
-            spinning_.fetch_sub(1, std::memory_order_relaxed);
-            if (!queue_.empty() || stopping_) continue;
-            ++sleeping_;
-            cv_.wait(lock);
-            --sleeping_;
-        }
-    }
-
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::deque<std::coroutine_handle<>> queue_; // guarded by mutex_
-    std::atomic<std::size_t> queued_{0};        // queue_.size(), for spinners to read unlocked
-    std::atomic<unsigned> spinning_{0};         // workers in the spin phase
-    unsigned sleeping_ = 0;                     // guarded by mutex_: workers inside cv_.wait
-    bool stopping_ = false;                     // guarded by mutex_
-    std::vector<std::thread> threads_;
-};
+/// The `mt` runtime: a cochan_test::thread_pool of W worker threads built with these options,
+/// `thread_pool pool(workers, mt_pool_options)`. It resumes posted coroutine handles in FIFO
+/// order from one locked queue (`executor()` for `.resume_on(...)`: cheap to copy, callable from
+/// any thread). An idle worker first spins for a while (20,000 pause instructions: about 0.4 ms
+/// on this machine's AMD EPYC) watching for work, then sleeps on a condition variable; `post`
+/// wakes a sleeper only when no worker is spinning. Without the spin, a woken coroutine is
+/// nearly always picked up by the posting worker itself before a sleeping one has woken, and
+/// the consumers do not run in parallel. Thread-safe. The destructor finishes queued work, then
+/// joins.
+inline constexpr cochan_test::pool_options mt_pool_options{.spin_rounds = 20000};
 
 // ---- OS threads -------------------------------------------------------------------------------
 

@@ -78,7 +78,7 @@ struct current_runtime {
     void post(std::coroutine_handle<> h) { loop.post(h); }
     resume_inline poster() { return {}; }
     void run(completion& done) {
-        loop.run();
+        loop.run_all();
         if (!done.done()) fatal("cochan current: the loop ran dry with tasks still waiting");
     }
     event_loop loop;
@@ -87,16 +87,16 @@ struct current_runtime {
 /// `current` with `.resume_on(loop)`: wake-ups go through the loop's queue too.
 struct current_posted_runtime : current_runtime {
     using current_runtime::current_runtime;
-    auto poster() { return loop.poster(); }
+    auto poster() { return loop.executor(); }
 };
 
 /// `mt`: tasks are posted to the pool, and every wake-up goes back through it.
 struct pool_runtime {
-    explicit pool_runtime(unsigned workers) : pool(workers) {}
+    explicit pool_runtime(unsigned workers) : pool(workers, mt_pool_options) {}
     void post(std::coroutine_handle<> h) { pool.post(h); }
-    auto poster() { return pool.poster(); }
+    auto poster() { return pool.executor(); }
     void run(completion& done) { done.wait("cochan mt"); }
-    thread_pool pool;
+    cochan_test::thread_pool pool;
 };
 
 template <class Channel, class Runtime> class cochan_case {
@@ -109,19 +109,19 @@ template <class Channel, class Runtime> class cochan_case {
         auto [tx, rx] = Channel::make();
         // Consumers first, so they are waiting when the producer starts (as in every peer).
         for (unsigned c = 0; c < topo_.consumers; ++c)
-            handles_.push_back(consumer(rx, t[c], rt_.poster(), done_).handle);
+            handles_.push_back(consumer(rx, t[c], rt_.poster(), done_).handle());
         if constexpr (Channel::multi) {
             for (unsigned p = 0; p < topo_.producers; ++p) {
                 handles_.push_back(producer<Channel::bounded>(tx, topo_.first(p), topo_.last(p),
                                                               rt_.poster(), done_)
-                                       .handle);
+                                       .handle());
             }
         } else {
             // SPMC: the one producer takes the move-only sender.
             if (topo_.producers != 1) fatal("cochan SPMC: one producer only");
             handles_.push_back(producer<Channel::bounded>(std::move(tx), topo_.first(0),
                                                           topo_.last(0), rt_.poster(), done_)
-                                   .handle);
+                                   .handle());
         }
         // tx and rx (this function's copies) are dropped here, before the timed region.
     }

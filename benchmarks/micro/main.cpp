@@ -20,6 +20,7 @@
 #include "../common/channels.hpp"
 
 #include <condition_variable>
+#include <coroutine>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -71,7 +72,7 @@ template <class Rx> task waiting_receiver(Rx rx, std::uint64_t& received) {
 template <bool Multi, bool Bounded, unsigned Waiters> void handoff(benchmark::State& state) {
     std::uint64_t received = 0;
     auto [tx, rx] = make_channel<Multi, Bounded>();
-    for (unsigned i = 0; i < Waiters; ++i) waiting_receiver(rx, received).handle.resume();
+    for (unsigned i = 0; i < Waiters; ++i) waiting_receiver(rx, received).handle().resume();
     std::uint64_t v = 0;
     for (auto _ : state) {
         if (!send_now<Bounded>(tx, ++v)) fatal("handoff: send failed");
@@ -111,7 +112,7 @@ template <class Rx> task cancelled_receiver(Rx rx, cancel_rounds& rounds) {
 template <bool Multi> void cancel_recv(benchmark::State& state) {
     auto [tx, rx] = make_channel<Multi, true>();
     cancel_rounds rounds;
-    cancelled_receiver(rx, rounds).handle.resume(); // parks
+    cancelled_receiver(rx, rounds).handle().resume(); // parks
     std::uint64_t iterations = 0;
     for (auto _ : state) {
         std::stop_source source;

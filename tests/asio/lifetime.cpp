@@ -27,44 +27,20 @@
 using cochan::asio::async_recv;
 using cochan::asio::async_send;
 using cochan_test::counted;
-
-namespace {
-
-/// What happened to the handlers of a test: how many are alive and how many were invoked.
-struct probe_counts {
-    std::atomic<int> alive{0};
-    std::atomic<int> invoked{0};
-};
-
-/// A move-only completion handler that counts itself in `probe_counts` (a moved-from one does
-/// not count).
-struct probe {
-    explicit probe(probe_counts* c) noexcept : counts(c) { ++counts->alive; }
-    probe(probe&& other) noexcept : counts(std::exchange(other.counts, nullptr)) {}
-    probe(const probe&) = delete;
-    probe& operator=(const probe&) = delete;
-    probe& operator=(probe&&) = delete;
-    ~probe() {
-        if (counts != nullptr) --counts->alive;
-    }
-    template <class Result> void operator()(Result&&) { ++counts->invoked; }
-
-    probe_counts* counts;
-};
-
-} // namespace
+using cochan_test::counted_handler;
+using cochan_test::handler_counts;
 
 TEST_CASE("bug: a completion queued when its io_context was destroyed leaked the operation and "
           "its handler and lost the value and its slot",
           "[asio][lifetime]") {
     counted::reset();
-    probe_counts probes;
+    handler_counts probes;
     {
         auto [tx, rx] = cochan::mpmc::bounded<counted>(1);
         SECTION("a receive granted while it waited") {
             {
                 asio::io_context io;
-                async_recv(rx, asio::bind_executor(io, probe(&probes)));
+                async_recv(rx, asio::bind_executor(io, counted_handler(&probes)));
                 REQUIRE(tx.try_send(counted(7))); // granted: the completion is queued, never run
             }
             CHECK(probes.alive == 0); // the handler was destroyed, as Asio destroys handlers
@@ -78,7 +54,7 @@ TEST_CASE("bug: a completion queued when its io_context was destroyed leaked the
             REQUIRE(tx.try_send(counted(7)));
             {
                 asio::io_context io;
-                async_recv(rx, asio::bind_executor(io, probe(&probes)));
+                async_recv(rx, asio::bind_executor(io, counted_handler(&probes)));
             }
             CHECK(probes.alive == 0);
             CHECK(probes.invoked == 0);
@@ -90,7 +66,7 @@ TEST_CASE("bug: a completion queued when its io_context was destroyed leaked the
         SECTION("a send that completed at once") {
             {
                 asio::io_context io;
-                async_send(tx, counted(7), asio::bind_executor(io, probe(&probes)));
+                async_send(tx, counted(7), asio::bind_executor(io, counted_handler(&probes)));
             }
             CHECK(probes.alive == 0);
             CHECK(probes.invoked == 0);
@@ -106,13 +82,13 @@ TEST_CASE("bug: an io_context destroyed while an operation waited let a later gr
           "the dead io_context",
           "[asio][lifetime]") {
     counted::reset();
-    probe_counts probes;
+    handler_counts probes;
     {
         SECTION("a waiting receive") {
             auto [tx, rx] = cochan::spmc::bounded<counted>(1);
             {
                 asio::io_context io;
-                async_recv(rx, asio::bind_executor(io, probe(&probes)));
+                async_recv(rx, asio::bind_executor(io, counted_handler(&probes)));
             } // the operation is unlinked from the channel and its handler destroyed
             CHECK(probes.alive == 0);
             REQUIRE(tx.try_send(counted(1))); // buffered: nobody waits any more
@@ -125,7 +101,7 @@ TEST_CASE("bug: an io_context destroyed while an operation waited let a later gr
             REQUIRE(tx.try_send(counted(1)));
             {
                 asio::io_context io;
-                async_send(tx, counted(2), asio::bind_executor(io, probe(&probes)));
+                async_send(tx, counted(2), asio::bind_executor(io, counted_handler(&probes)));
             } // unlinked; its value is destroyed with it; the sender is free again
             CHECK(probes.alive == 0);
             CHECK(counted::live() == 1);
@@ -148,7 +124,7 @@ TEST_CASE("bug: an io_context destroyed while an operation waited let a later gr
 TEST_CASE("bug: an operation completed but not yet notified when its io_context was destroyed "
           "posted into the dead io_context",
           "[asio][lifetime]") {
-    probe_counts probes;
+    handler_counts probes;
     auto channel = cochan::spmc::unbounded<int>();
     std::optional<asio::io_context> io(std::in_place);
     std::coroutine_handle<> parked;
@@ -161,7 +137,7 @@ TEST_CASE("bug: an operation completed but not yet notified when its io_context 
         auto r = co_await rx.recv().resume_on(post);
         co_return r.has_value();
     }(channel.second, destroy_io_then_park);
-    async_recv(channel.second, asio::bind_executor(*io, probe(&probes))); // linked second
+    async_recv(channel.second, asio::bind_executor(*io, counted_handler(&probes))); // linked second
     { auto drop = std::move(channel.first); } // both complete `disconnected`, in link order
     CHECK_FALSE(io.has_value());
     CHECK(probes.alive == 0); // destroyed by the shutdown, never invoked
@@ -181,11 +157,12 @@ TEST_CASE("bug: an io_context destroyed while another thread completes its opera
     constexpr int rounds = 200;
     constexpr int waiting = 8;
     for (int round = 0; round < rounds; ++round) {
-        probe_counts probes;
+        handler_counts probes;
         auto channel = cochan::mpmc::bounded<int>(4);
         auto& rx = channel.second;
         std::optional<asio::io_context> io(std::in_place);
-        for (int i = 0; i < waiting; ++i) async_recv(rx, asio::bind_executor(*io, probe(&probes)));
+        for (int i = 0; i < waiting; ++i)
+            async_recv(rx, asio::bind_executor(*io, counted_handler(&probes)));
         std::atomic<int> ready{0};
         int sent = 0;
         std::thread completer([&, tx = std::move(channel.first)]() mutable {
@@ -215,7 +192,7 @@ namespace {
 /// destroyed at shutdown may.
 struct restarter {
     restarter(cochan::mpmc::bounded_receiver<int>* r, asio::io_context::executor_type e,
-              probe_counts* c, bool* s) noexcept
+              handler_counts* c, bool* s) noexcept
         : rx(r), ex(std::move(e)), counts(c), started(s) {}
     restarter(restarter&& other) noexcept
         : rx(other.rx), ex(std::move(other.ex)), counts(other.counts),
@@ -226,7 +203,7 @@ struct restarter {
     ~restarter() {
         if (started == nullptr) return;
         *started = true;
-        async_recv(*rx, asio::bind_executor(ex, probe(counts)));
+        async_recv(*rx, asio::bind_executor(ex, counted_handler(counts)));
     }
     void operator()(const cochan::recv_result<int>&) { ++counts->invoked; }
 
@@ -235,7 +212,7 @@ struct restarter {
 
     cochan::mpmc::bounded_receiver<int>* rx;
     asio::io_context::executor_type ex;
-    probe_counts* counts;
+    handler_counts* counts;
     bool* started; // owned by the live (not moved-from) handler
 };
 
@@ -244,7 +221,7 @@ struct restarter {
 TEST_CASE("bug: an operation started by a handler destroyed at io_context shutdown was never "
           "freed",
           "[asio][lifetime]") {
-    probe_counts probes;
+    handler_counts probes;
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     bool started = false;
     {

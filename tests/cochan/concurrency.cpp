@@ -2,6 +2,7 @@
 // producer; the stress variant adds random stop requests and endpoint drops.
 #include <cochan/cochan.hpp>
 
+#include "support/counted.hpp"
 #include "support/task.hpp"
 #include "support/thread_pool.hpp"
 
@@ -10,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -134,33 +134,7 @@ TEST_CASE("MPMC 8P/8C on a thread pool delivers every value exactly once", "[thr
 
 namespace {
 
-// Where each value ended: received, handed back to its producer, or destroyed by the channel
-// (the last receiver left). Exactly one of the three, exactly once, for every value created.
-struct ledger {
-    explicit ledger(std::size_t n) : created(n), received(n), returned(n), dropped(n) {}
-    std::vector<std::atomic<int>> created, received, returned, dropped;
-};
-
-// A payload that reports its own destruction while it still carries a value.
-class tracked {
-  public:
-    tracked(ledger& l, std::uint64_t id) : ledger_(&l), id_(id) { l.created[id].fetch_add(1); }
-    tracked(tracked&& o) noexcept : ledger_(std::exchange(o.ledger_, nullptr)), id_(o.id_) {}
-    tracked& operator=(tracked&&) = delete;
-    ~tracked() {
-        if (ledger_ != nullptr) ledger_->dropped[id_].fetch_add(1);
-    }
-    std::uint64_t id() const { return id_; }
-    /// The holder accounts for the value; it no longer counts as dropped.
-    void settle(std::vector<std::atomic<int>> ledger::*where) {
-        (ledger_->*where)[id_].fetch_add(1);
-        ledger_ = nullptr;
-    }
-
-  private:
-    ledger* ledger_;
-    std::uint64_t id_;
-};
+// The payload is `tracked` (support/counted.hpp): its `ledger` says where each value ended.
 
 // Stop sources offered by operations; a chaos thread requests stops on random ones.
 class chaos {
@@ -196,29 +170,6 @@ class chaos {
     std::vector<std::stop_source> sources_;
 };
 
-// Counts coroutines still running; consumers may spawn clones, so it can grow.
-class running_count {
-  public:
-    explicit running_count(std::size_t n) : n_(n) {}
-    void add_one() {
-        std::lock_guard lock(mutex_);
-        ++n_;
-    }
-    void count_down() {
-        std::lock_guard lock(mutex_);
-        if (--n_ == 0) cv_.notify_all();
-    }
-    bool wait_for(std::chrono::seconds timeout) {
-        std::unique_lock lock(mutex_);
-        return cv_.wait_for(lock, timeout, [this] { return n_ == 0; });
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::size_t n_;
-};
-
 // What the chaos did, so the test can show it exercised what it claims to.
 struct chaos_stats {
     std::atomic<long> cancelled_recvs{0}, cancelled_sends{0}, returned{0}, dropped{0}, received{0};
@@ -230,7 +181,7 @@ struct round_env {
     thread_pool& pool;
     ledger& book;
     chaos& monkey;
-    running_count& done;
+    completion_latch& done; // consumers may start clones, so it can grow
     std::uint32_t seed;
 };
 
@@ -244,7 +195,7 @@ template <class Rx> detached stress_consume(round_env& env, Rx rx, std::uint32_t
         }
         if (depth < 2 && rng() % 256 == 0) {
             ++env.stats.clones;
-            env.done.add_one();
+            env.done.count_up();
             stress_consume(env, rx, static_cast<std::uint32_t>(rng()), depth + 1); // a clone joins
         }
         auto token = env.monkey.maybe_offer(rng);
@@ -325,7 +276,7 @@ void stress_round(Make make, bool multi, std::mt19937& rng, thread_pool& pool, c
     const std::uint64_t consumers = full ? 8 : 1 + rng() % 8;
     const std::uint64_t per_producer = 64 + rng() % 512;
     ledger book(producers * per_producer);
-    running_count done(producers + consumers);
+    completion_latch done(producers + consumers);
     round_env env{stats, pool, book, monkey, done, static_cast<std::uint32_t>(rng())};
     {
         auto [tx, rx] = make();

@@ -1,5 +1,6 @@
-// Self-tests of the test support code: each utility's key behaviour once, so a
-// failing channel test can be trusted to be about the channel.
+// Self-tests of the test support code (tests/support/, shared with the benchmarks): each
+// utility's key behaviour once, so a failing channel test can be trusted to be about the
+// channel, and a benchmark's runtime about the runtime it claims to be.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -46,7 +47,7 @@ task<> hold_counted(std::coroutine_handle<>& parked) {
 
 // Lambdas with captures must not be coroutines here: the closure dies at the
 // end of the full expression while the frame still refers to it.
-task<> hop(manual_scheduler& sched, int hops, int& order, int& stamp) {
+template <class Scheduler> task<> hop(Scheduler& sched, int hops, int& order, int& stamp) {
     for (int i = 0; i < hops; ++i) co_await sched.schedule();
     stamp = ++order;
 }
@@ -55,6 +56,19 @@ detached count_on(thread_pool& pool, std::atomic<int>& hits, completion_latch& l
     co_await pool.schedule();
     ++hits;
     latch.count_down();
+}
+
+detached count_eagerly(int& stage, std::coroutine_handle<>& parked) {
+    counted local{1};
+    stage = 1;
+    co_await park{&parked};
+    stage = 2;
+}
+
+lazy_detached count_lazily(int& stage) {
+    counted local{2};
+    stage = 1;
+    co_return;
 }
 
 } // namespace
@@ -163,4 +177,115 @@ TEST_CASE("support: thread_pool runs functions and coroutines, drains on exit", 
 
     completion_latch never(1);
     CHECK_FALSE(never.wait_for(std::chrono::milliseconds(1)));
+}
+
+TEST_CASE("support: detached starts at once, lazy_detached when resumed; both free themselves",
+          "[support]") {
+    counted::reset();
+    int stage = 0;
+    std::coroutine_handle<> parked;
+    count_eagerly(stage, parked);
+    CHECK(stage == 1); // ran to its first suspension inside the call
+    CHECK(counted::live() == 1);
+    parked.resume();
+    CHECK(stage == 2);
+    CHECK(counted::live() == 0); // finished: its frame is gone
+
+    stage = 0;
+    const std::coroutine_handle<> h = count_lazily(stage).handle();
+    CHECK(stage == 0); // created suspended
+    CHECK(counted::live() == 0);
+    h.resume();
+    CHECK(stage == 1);
+    CHECK(counted::live() == 0);
+
+    count_lazily(stage).handle().destroy(); // never started: its owner may destroy it
+    CHECK(counted::live() == 0);
+}
+
+TEST_CASE("support: single_thread_scheduler runs FIFO only when asked, as manual_scheduler",
+          "[support]") {
+    single_thread_scheduler sched;
+    int order = 0, first = 0, second = 0;
+    task<> a = hop(sched, 1, order, first);
+    task<> b = hop(sched, 2, order, second);
+    CHECK(sched.pending() == 2);
+    CHECK(sched.run_one());
+    CHECK(first == 1);
+    CHECK(sched.run_all() == 2);
+    CHECK(second == 2);
+    CHECK(a.done());
+    CHECK(b.done());
+    CHECK(sched.posted_total() == 3);
+    int unused = 0;
+    task<> c = hop(sched, 1, order, unused);
+    single_thread_scheduler::poster copy = sched.executor();
+    copy(c.handle());
+    CHECK(sched.pending() == 2);
+    sched.discard_all();
+    CHECK_FALSE(c.done());
+}
+
+TEST_CASE("support: a spinning thread_pool runs functions and coroutines, drains on exit",
+          "[support]") {
+    constexpr int n = 64;
+    std::atomic<int> fn_hits{0};
+    std::atomic<int> coro_hits{0};
+    completion_latch latch(n);
+    {
+        thread_pool pool(2, {.spin_rounds = 1000});
+        CHECK(pool.size() == 2);
+        for (int i = 0; i < n; ++i) {
+            pool.post([&fn_hits] { ++fn_hits; });
+            count_on(pool, coro_hits, latch);
+        }
+        CHECK(latch.wait_for(std::chrono::seconds(10)));
+        // Idle workers have gone to sleep by now; a post must wake one.
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        completion_latch late(1);
+        pool.post([&late] { late.count_down(); });
+        CHECK(late.wait_for(std::chrono::seconds(10)));
+    }
+    CHECK(fn_hits == n);
+    CHECK(coro_hits == n);
+}
+
+TEST_CASE("support: completion_latch counts up while it waits", "[support]") {
+    completion_latch latch(1);
+    latch.count_up();
+    CHECK(latch.remaining() == 2);
+    latch.count_down();
+    CHECK_FALSE(latch.wait_for(std::chrono::milliseconds(1)));
+    latch.count_down();
+    CHECK(latch.wait_for(std::chrono::milliseconds(1)));
+}
+
+TEST_CASE("support: tracked records where each value ended", "[support]") {
+    ledger book(3);
+    {
+        tracked received(book, 0);
+        tracked returned(book, 1);
+        tracked dropped(book, 2);
+        tracked moved = std::move(received); // the moved-from one no longer accounts for it
+        moved.settle(&ledger::received);
+        returned.settle(&ledger::returned);
+        CHECK(dropped.id() == 2);
+    }
+    for (std::size_t id = 0; id < 3; ++id) CHECK(book.created[id] == 1);
+    CHECK(book.received[0] == 1);
+    CHECK(book.returned[1] == 1);
+    CHECK(book.dropped[2] == 1);
+    CHECK(book.dropped[0] + book.dropped[1] == 0);
+}
+
+TEST_CASE("support: counted_handler counts live handlers and invocations", "[support]") {
+    handler_counts counts;
+    {
+        counted_handler h(&counts);
+        counted_handler moved = std::move(h);
+        CHECK(counts.alive == 1);
+        moved(42);
+        CHECK(counts.invoked == 1);
+    }
+    CHECK(counts.alive == 0);
 }

@@ -1,9 +1,21 @@
-// Payload types that count their lifecycle events, for checking that channels
+// Types that count their lifecycle events, for checking that channels (and the Asio adapter)
 // neither leak, double-destroy, nor copy values they should move.
+//
+// counted          payload with process-wide counters (constructions, copies, moves, ...)
+// throwing_move    move-only payload whose moves throw on demand, with process-wide counters
+// tracked, ledger  move-only payload recording, per value, where it ended (received, handed
+//                  back or destroyed by the channel) in a ledger the test owns
+// counted_handler, handler_counts
+//                  move-only completion handler counting the live ones and the invocations
+//                  in counters the test owns
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace cochan_test {
 
@@ -130,6 +142,60 @@ struct throwing_move {
             }
         }
     }
+};
+
+// Where each value ended: received, handed back to its producer, or destroyed by the channel
+// (the last receiver left). Exactly one of the three, exactly once, for every value created.
+// Thread-safe (atomic counters); read it only after all threads are joined.
+struct ledger {
+    explicit ledger(std::size_t n) : created(n), received(n), returned(n), dropped(n) {}
+    std::vector<std::atomic<int>> created, received, returned, dropped;
+};
+
+// A payload that reports its own destruction while it still carries a value. Move-only.
+// Not thread-safe (each instance); its ledger is.
+class tracked {
+  public:
+    tracked(ledger& l, std::uint64_t id) : ledger_(&l), id_(id) { l.created[id].fetch_add(1); }
+    tracked(tracked&& o) noexcept : ledger_(std::exchange(o.ledger_, nullptr)), id_(o.id_) {}
+    tracked& operator=(tracked&&) = delete;
+    ~tracked() {
+        if (ledger_ != nullptr) ledger_->dropped[id_].fetch_add(1);
+    }
+    std::uint64_t id() const { return id_; }
+    /// The holder accounts for the value; it no longer counts as dropped.
+    void settle(std::vector<std::atomic<int>> ledger::*where) {
+        (ledger_->*where)[id_].fetch_add(1);
+        ledger_ = nullptr;
+    }
+
+  private:
+    ledger* ledger_;
+    std::uint64_t id_;
+};
+
+/// What happened to the handlers of a test: how many are alive and how many were invoked.
+/// Thread-safe.
+struct handler_counts {
+    std::atomic<int> alive{0};
+    std::atomic<int> invoked{0};
+};
+
+/// A move-only completion handler that counts itself in `handler_counts` (a moved-from one does
+/// not count). Not thread-safe (each instance); its counts are.
+struct counted_handler {
+    explicit counted_handler(handler_counts* c) noexcept : counts(c) { ++counts->alive; }
+    counted_handler(counted_handler&& other) noexcept
+        : counts(std::exchange(other.counts, nullptr)) {}
+    counted_handler(const counted_handler&) = delete;
+    counted_handler& operator=(const counted_handler&) = delete;
+    counted_handler& operator=(counted_handler&&) = delete;
+    ~counted_handler() {
+        if (counts != nullptr) --counts->alive;
+    }
+    template <class Result> void operator()(Result&&) { ++counts->invoked; }
+
+    handler_counts* counts;
 };
 
 } // namespace cochan_test

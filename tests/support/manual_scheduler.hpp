@@ -1,5 +1,12 @@
-// Deterministic executor for cochan's tests: posted coroutines sit in a FIFO
-// until the test explicitly runs them, so interleavings are fully scripted.
+// Deterministic executor for cochan's tests, and the benchmarks' single-threaded event loop:
+// posted coroutines sit in a FIFO until someone explicitly runs them, so interleavings are
+// fully scripted. Standard library only: the benchmarks include it without Catch2.
+//
+// manual_scheduler         thread-safe: post() may be called from any thread (a channel
+//                          operation completed elsewhere may post here); running is normally
+//                          done by the test thread.
+// single_thread_scheduler  the same without the lock: every call on one thread (the
+//                          benchmarks' `current` runtime, where a lock would be measured).
 #pragma once
 
 #include <coroutine>
@@ -9,39 +16,44 @@
 
 namespace cochan_test {
 
-// Thread-safe: post() may be called from any thread (a channel operation
-// completed elsewhere may post here); running is normally done by the test
-// thread. Not movable: posters keep a pointer to it.
-class manual_scheduler {
+// The lock of a single_thread_scheduler: none.
+struct no_lock {
+    void lock() const noexcept {}
+    void unlock() const noexcept {}
+};
+
+// Thread-safe if Mutex is (std::mutex), else one thread only. Not movable: posters keep a
+// pointer to it.
+template <class Mutex> class basic_manual_scheduler {
   public:
     // Copyable callable handed to the library, e.g. `.resume_on(s.executor())`.
-    // Thread-safe. Must not outlive its scheduler.
+    // As thread-safe as the scheduler. Must not outlive its scheduler.
     class poster {
       public:
-        explicit poster(manual_scheduler& s) noexcept : scheduler_(&s) {}
+        explicit poster(basic_manual_scheduler& s) noexcept : scheduler_(&s) {}
         void operator()(std::coroutine_handle<> h) const { scheduler_->post(h); }
         friend bool operator==(const poster&, const poster&) = default;
 
       private:
-        manual_scheduler* scheduler_;
+        basic_manual_scheduler* scheduler_;
     };
 
     // Awaiter that parks the current coroutine in this scheduler's queue.
     // Not thread-safe (one per co_await).
     class schedule_awaiter {
       public:
-        explicit schedule_awaiter(manual_scheduler& s) noexcept : scheduler_(&s) {}
+        explicit schedule_awaiter(basic_manual_scheduler& s) noexcept : scheduler_(&s) {}
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<> h) const { scheduler_->post(h); }
         void await_resume() const noexcept {}
 
       private:
-        manual_scheduler* scheduler_;
+        basic_manual_scheduler* scheduler_;
     };
 
-    manual_scheduler() = default;
-    manual_scheduler(const manual_scheduler&) = delete;
-    manual_scheduler& operator=(const manual_scheduler&) = delete;
+    basic_manual_scheduler() = default;
+    basic_manual_scheduler(const basic_manual_scheduler&) = delete;
+    basic_manual_scheduler& operator=(const basic_manual_scheduler&) = delete;
 
     void post(std::coroutine_handle<> h) {
         std::lock_guard lock(mutex_);
@@ -94,9 +106,12 @@ class manual_scheduler {
     schedule_awaiter schedule() noexcept { return schedule_awaiter(*this); }
 
   private:
-    mutable std::mutex mutex_;
+    mutable Mutex mutex_;
     std::deque<std::coroutine_handle<>> queue_;
     std::size_t posted_total_ = 0;
 };
+
+using manual_scheduler = basic_manual_scheduler<std::mutex>;
+using single_thread_scheduler = basic_manual_scheduler<no_lock>;
 
 } // namespace cochan_test

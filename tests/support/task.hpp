@@ -1,9 +1,13 @@
-// Coroutine types and a latch for cochan's tests.
+// Coroutine types and a latch for cochan's tests and benchmarks (standard library only: the
+// benchmarks include it without Catch2).
 //
 // task<R>    eager, owning coroutine: runs until its first real suspension when
 //            called, keeps its frame after finishing so the test can inspect
 //            the result, and can be destroyed mid-suspension with reset().
-// detached   fire-and-forget coroutine for thread tests; frees itself.
+// detached   fire-and-forget coroutine for thread tests; starts at once, frees itself.
+// lazy_detached
+//            the same, created suspended: whoever holds its handle() starts it (the
+//            benchmarks create their tasks untimed and start them timed).
 // completion_latch
 //            countdown a test thread blocks on until N coroutines finished.
 #pragma once
@@ -140,24 +144,51 @@ inline task<void> task_promise<void>::get_return_object() noexcept {
     return task<void>(std::coroutine_handle<task_promise<void>>::from_promise(*this));
 }
 
+// The fire-and-forget coroutines, by how they start.
+enum class start { eager, lazy };
+
 } // namespace detail
 
-// Fire-and-forget coroutine: starts eagerly and frees its own frame when the
-// body finishes. An escaping exception terminates, since nobody could observe
-// it. Never destroy a detached coroutine from outside.
-// Thread-safe (it has no state).
-struct detached {
+// Fire-and-forget coroutine: frees its own frame when the body finishes. An escaping exception
+// terminates, since nobody could observe it. Never destroy a started one from outside.
+// - detached (eager) starts inside the call and runs to its first suspension.
+// - lazy_detached is created suspended: handle() must then be resumed exactly once (directly or
+//   by posting it to an executor), or destroyed without ever being resumed.
+// Thread-safe (the object is only a handle; the coroutine itself may move between threads).
+template <detail::start Start> class basic_detached {
+  public:
     struct promise_type {
-        detached get_return_object() const noexcept { return {}; }
-        std::suspend_never initial_suspend() const noexcept { return {}; }
+        basic_detached get_return_object() noexcept {
+            return basic_detached(std::coroutine_handle<promise_type>::from_promise(*this));
+        }
+        auto initial_suspend() const noexcept {
+            if constexpr (Start == detail::start::eager) {
+                return std::suspend_never{};
+            } else {
+                return std::suspend_always{};
+            }
+        }
         std::suspend_never final_suspend() const noexcept { return {}; }
         void return_void() const noexcept {}
         [[noreturn]] void unhandled_exception() const noexcept { std::terminate(); }
     };
+
+    // The not yet started coroutine (lazy_detached only: an eager one may be gone already).
+    std::coroutine_handle<> handle() const noexcept requires(Start == detail::start::lazy) {
+        return handle_;
+    }
+
+  private:
+    explicit basic_detached(std::coroutine_handle<> h) noexcept : handle_(h) {}
+
+    std::coroutine_handle<> handle_;
 };
 
+using detached = basic_detached<detail::start::eager>;
+using lazy_detached = basic_detached<detail::start::lazy>;
+
 // Countdown latch that also supports a timed wait (std::latch does not), so a
-// broken test fails instead of hanging.
+// broken test fails instead of hanging, and can grow (count_up) while it waits.
 // Thread-safe.
 class completion_latch {
   public:
@@ -172,6 +203,14 @@ class completion_latch {
         // Notify while holding the lock: a waiter may destroy the latch as
         // soon as it observes zero, so we must be done touching it by then.
         if (--count_ == 0) cv_.notify_all();
+    }
+
+    // One more to wait for, e.g. a coroutine starting another. Only someone who has not
+    // counted down yet may call it, so the count cannot have reached zero.
+    void count_up() {
+        std::lock_guard lock(mutex_);
+        assert(count_ > 0);
+        ++count_;
     }
 
     void wait() {

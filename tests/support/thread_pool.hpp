@@ -1,8 +1,12 @@
-// Minimal fixed-size thread pool for cochan's multi-threaded tests. Runs both
-// coroutine handles (resumed) and plain functions, in FIFO order.
+// The fixed-size thread pool of cochan's multi-threaded tests and of the benchmarks' `mt` rows.
+// Runs coroutine handles (resumed) and plain functions, in FIFO order, from one locked queue.
+// Standard library only: the benchmarks include it without Catch2.
 #pragma once
 
+#include "task.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <coroutine>
 #include <cstddef>
@@ -12,12 +16,24 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace cochan_test {
 
-// Thread-safe. Not movable: posters keep a pointer to it.
+// How an idle worker waits for work.
+// - spin_rounds == 0 (the tests' default): it sleeps on the condition variable at once, and a
+//   post() wakes a sleeper whenever there is one.
+// - spin_rounds > 0: it first spins, watching the queue without the lock for that many pause
+//   instructions, then sleeps; post() wakes a sleeper only when no worker is spinning, since a
+//   spinner will take the job. Work therefore waits for a busy spinner rather than waking a
+//   sleeper: never post a job that blocks a pool thread until another job runs. The
+//   benchmarks' `mt` rows use it (benchmarks/common/harness.hpp says why).
+struct pool_options {
+    int spin_rounds = 0;
+};
+
+// Thread-safe. Not movable: posters keep a pointer to it. The destructor finishes all queued
+// work (including work posted by running jobs), then joins.
 class thread_pool {
   public:
     // Copyable callable handed to the library, e.g. `.resume_on(p.executor())`.
@@ -45,11 +61,12 @@ class thread_pool {
     };
 
     // n == 0 is treated as 1 so queued work can always drain.
-    explicit thread_pool(unsigned n) {
+    explicit thread_pool(unsigned n, pool_options options = {})
+        : spin_rounds_(std::max(options.spin_rounds, 0)) {
         n = std::max(n, 1u);
         threads_.reserve(n);
         try {
-            for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { worker_loop(); });
+            for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
         } catch (...) {
             stop_and_join(); // threads already started must not be left joinable
             throw;
@@ -59,11 +76,30 @@ class thread_pool {
     thread_pool(const thread_pool&) = delete;
     thread_pool& operator=(const thread_pool&) = delete;
 
-    // Drains the queue (including work posted by running jobs), then joins.
     ~thread_pool() { stop_and_join(); }
 
-    void post(std::coroutine_handle<> h) { push(job{h}); }
-    void post(std::function<void()> f) { push(job{std::move(f)}); }
+    void post(std::coroutine_handle<> h) {
+        bool wake = false;
+        {
+            std::lock_guard lock(mutex_);
+            queue_.push_back(h);
+            queued_.store(queue_.size(), std::memory_order_relaxed);
+            wake = sleeping_ > 0 && spinning_.load(std::memory_order_relaxed) == 0;
+        }
+        if (wake) cv_.notify_one();
+    }
+
+    // A function runs as a coroutine that calls it, so the queue holds only handles. An
+    // exception escaping it terminates (nobody could catch it).
+    void post(std::function<void()> f) {
+        const std::coroutine_handle<> h = call(std::move(f)).handle();
+        try {
+            post(h);
+        } catch (...) {
+            h.destroy(); // never started: nothing else refers to it
+            throw;
+        }
+    }
 
     // A typed handle converts to both coroutine_handle<> and (being callable)
     // std::function<void()>; this exact match resolves the ambiguity.
@@ -78,33 +114,44 @@ class thread_pool {
     std::size_t size() const noexcept { return threads_.size(); }
 
   private:
-    using job = std::variant<std::coroutine_handle<>, std::function<void()>>;
-
-    void push(job j) {
-        {
-            std::lock_guard lock(mutex_);
-            queue_.push_back(std::move(j));
-        }
-        cv_.notify_one();
+    static lazy_detached call(std::function<void()> f) {
+        f();
+        co_return;
     }
 
-    void worker_loop() {
+    static void pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+
+    void work() {
+        std::unique_lock lock(mutex_);
         for (;;) {
-            job j;
-            {
-                std::unique_lock lock(mutex_);
-                cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-                if (queue_.empty()) return; // stopping and drained
-                j = std::move(queue_.front());
+            if (!queue_.empty()) {
+                const std::coroutine_handle<> h = queue_.front();
                 queue_.pop_front();
+                queued_.store(queue_.size(), std::memory_order_relaxed);
+                lock.unlock();
+                h.resume(); // outside the lock: jobs post more jobs
+                lock.lock();
+                continue;
             }
-            // Run outside the lock: jobs post more jobs. An exception escaping
-            // a function job terminates (it leaves the thread's function).
-            if (auto* h = std::get_if<std::coroutine_handle<>>(&j)) {
-                h->resume();
-            } else {
-                std::get<std::function<void()>>(j)();
+            if (stopping_) return; // stopping and drained
+            if (spin_rounds_ > 0) {
+                // Spin: watch `queued_` without the lock for a while.
+                spinning_.fetch_add(1, std::memory_order_relaxed);
+                lock.unlock();
+                const int rounds = spin_rounds_;
+                for (int i = 0; i < rounds && queued_.load(std::memory_order_relaxed) == 0; ++i)
+                    pause();
+                lock.lock();
+                spinning_.fetch_sub(1, std::memory_order_relaxed);
+                if (!queue_.empty() || stopping_) continue;
             }
+            ++sleeping_;
+            cv_.wait(lock);
+            --sleeping_;
         }
     }
 
@@ -119,10 +166,14 @@ class thread_pool {
         }
     }
 
+    const int spin_rounds_;
     std::mutex mutex_;
     std::condition_variable cv_;
-    std::deque<job> queue_;
-    bool stopping_ = false;
+    std::deque<std::coroutine_handle<>> queue_; // guarded by mutex_
+    std::atomic<std::size_t> queued_{0};        // queue_.size(), for spinners to read unlocked
+    std::atomic<unsigned> spinning_{0};         // workers in the spin phase
+    unsigned sleeping_ = 0;                     // guarded by mutex_: workers inside cv_.wait
+    bool stopping_ = false;                     // guarded by mutex_
     std::vector<std::thread> threads_;
 };
 
