@@ -31,12 +31,12 @@ namespace bench {
 
 // ---- The workload -----------------------------------------------------------------------------
 
-/// Values moved per sample (DESIGN.md §4).
+/// Values moved per sample (benchmarks/README.md, Method).
 inline constexpr std::uint64_t total_values = 16384;
 /// Capacity of the bounded rows.
 inline constexpr std::size_t bounded_capacity = 64;
-/// An end marker for the peers that cannot drain after a close (see ecosystem/README): never a
-/// real value, which are 1..total_values.
+/// An end marker for the peers that cannot drain after a close (benchmarks/README.md, Peers): never
+/// a real value, which are 1..total_values.
 inline constexpr std::uint64_t end_marker = ~std::uint64_t{0};
 /// The checksum of one sample: the values 1..N, each received once.
 inline constexpr std::uint64_t expected_sum = total_values * (total_values + 1) / 2;
