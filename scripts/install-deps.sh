@@ -10,9 +10,10 @@ export DEBIAN_FRONTEND=noninteractive
 
 # Compilers and tools: g++, clang 14 (the default clang, with its sanitizer and libFuzzer
 # runtimes), clang 16 (the UBSan stage: clang 14's -fsanitize=function cannot compile
-# coroutines), clang-format and clang-tidy 14. Test dependencies: Catch2 2, standalone Asio.
+# coroutines), clang-format and clang-tidy 14, python3 (the link check, the benchmark report).
+# Test dependencies: Catch2 2, standalone Asio.
 # Benchmark peers: Google Benchmark, Boost.Fiber, moodycamel.
-packages=(build-essential cmake ninja-build git
+packages=(build-essential cmake ninja-build git python3
           clang libclang-rt-14-dev clang-16 libclang-rt-16-dev clang-format clang-tidy
           catch2 libasio-dev libbenchmark-dev libboost-fiber-dev libconcurrentqueue-dev)
 # The benchmarks' Rust and Go peers, built offline: Debian's cargo/rustc and the crates they use
