@@ -469,7 +469,9 @@ TEMPLATE_TEST_CASE("asio: async_send on an unbounded sender completes at once th
             return cochan::mpmc::unbounded<int>();
         }
     };
-    auto [tx, rx] = make();
+    auto channel = make(); // no structured bindings: clang 14 cannot capture them
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     int completed = 0;
     for (int i = 1; i <= 3; ++i) {
         async_send(tx, i, asio::bind_executor(io, [&](const cochan::send_result<int>& r) {

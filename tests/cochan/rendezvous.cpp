@@ -159,6 +159,7 @@ TEST_CASE("rendezvous: many threads send and receive, each value exactly once",
     std::atomic<std::uint64_t> count{0};
     std::atomic<int> failed_sends{0}; // Catch2 assertions are not thread-safe: counted here
     std::vector<std::thread> threads;
+    threads.reserve(consumers);
     for (int c = 0; c < consumers; ++c) {
         threads.emplace_back([&sum, &count, rx = rx] {
             while (auto v = rx.blocking_recv()) {
@@ -171,6 +172,7 @@ TEST_CASE("rendezvous: many threads send and receive, each value exactly once",
         auto senders = std::vector<cochan::mpmc::bounded_sender<std::uint64_t>>(producers, tx);
         tx.close();
         std::vector<std::thread> sending;
+        sending.reserve(producers);
         for (int p = 0; p < producers; ++p) {
             sending.emplace_back([p, &failed_sends, s = std::move(senders[p])]() mutable {
                 for (std::uint64_t i = 1; i <= per_producer; ++i) {

@@ -48,6 +48,7 @@ template <class Post> struct resume_via {
 
 /// The poster `resume_on(target)` uses: the target itself, or what `poster_traits` makes of it.
 template <resume_target P> auto make_poster(P&& target) {
+    // NOLINTNEXTLINE(bugprone-branch-clone): if constexpr; the branches differ in what they call
     if constexpr (coroutine_poster<P>) {
         return std::decay_t<P>(std::forward<P>(target));
     } else {
@@ -232,7 +233,7 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
             now_.emplace(std::in_place_index<1>, recv_errc::cancelled);
         } else {
             auto r = this->queue()->try_recv_many(*out_, max_);
-            if (r || r.error() == recv_errc::disconnected) now_.emplace(std::move(r));
+            if (r || r.error() == recv_errc::disconnected) now_.emplace(r);
         }
         return now_.has_value();
     }
@@ -241,7 +242,7 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
     bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
 
     recv_result<std::size_t> await_resume() {
-        if (now_) return std::move(*now_);
+        if (now_) return *now_;
         if (auto error = this->result_into(*out_)) {
             return recv_result<std::size_t>(std::in_place_index<1>, *error);
         }
