@@ -29,10 +29,10 @@ namespace cochan_explore {
 
 /// The library's interleaving points, named as in `COCHAN_DETAIL_INTERLEAVE(point)`.
 enum class hook_point : unsigned char {
-    release_grant,     // competing_queue::release_grant: a slot is free, no sender admitted yet
+    release_grant,     // competing_queue::release_permit: a permit is free, no sender admitted yet
     trampoline_queued, // trampoline::resume: a woken waiter was queued instead of resumed
-    recv_before_link,  // recv_awaitable::await_suspend: stop callback registered, not linked
-    send_before_link,  // send_awaitable::await_suspend: likewise
+    recv_before_link,  // recv_op_state::start: stop callback registered, not linked
+    send_before_link,  // send_op_state::start: likewise
 };
 
 /// What the interleaving points call: run_state::at_hook of the run in progress (run_state
