@@ -12,7 +12,7 @@ namespace cochan {
 /// Why a send did not deliver its value.
 enum class send_errc {
     disconnected, ///< every receiver is gone, or this sender was closed
-    full,         ///< `try_send` only: no free slot in a bounded channel
+    full,         ///< `try_send`: no free slot; a one-shot's `send`: a value was already sent
     cancelled,    ///< the operation's stop token was triggered before it was granted a slot
     timed_out,    ///< `blocking_send_for` / `_until` only: the deadline passed first
 };

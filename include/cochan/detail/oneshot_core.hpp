@@ -37,7 +37,7 @@ namespace cochan::detail {
 ///                        connected; with the receiver gone the value is destroyed instead
 ///   `taken` covers both "granted, not yet delivered" and "delivered": the core never hears
 ///   from a receive again unless it gives the value back (there is no permit to release, as in
-///   every unbounded queue), so it cannot tell the two apart, and needs not: in both, nothing
+///   every unbounded queue), so it cannot tell the two apart, and need not: in both, nothing
 ///   is left to receive and nothing more can be sent.
 /// - `value_`: engaged exactly while `slot_ == stored`. One exception: remove_receiver()
 ///   destroys it just after unlocking, having set `slot_ = taken` and `receiver_ = false` under
@@ -49,7 +49,7 @@ namespace cochan::detail {
 /// - `receiver_`: the receiver is connected (not destroyed). Cleared once.
 ///
 /// Who completes whom (each under the lock; the waiter is notified after unlocking, through a
-/// `completion_batch`, so no user code runs under the lock):
+/// `completion_batch` or, for a cancellation, directly, so no user code runs under the lock):
 /// - send() grants the value to the waiting receive, which resumes on the sender's thread (or
 ///   through its `resume_on` poster);
 /// - remove_sender() (the sender closed or destroyed without sending) completes the waiting
