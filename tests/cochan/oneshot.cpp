@@ -81,7 +81,7 @@ TEST_CASE("oneshot: send resumes a waiting receive inline, before send returns",
         auto r = co_await rx.recv();
         seen = inside;
         on = std::this_thread::get_id();
-        co_return std::move(r);
+        co_return r;
     }(rx, inside_send, resumed_inside_send, resumed_on);
     REQUIRE_FALSE(waiting.done());
     CHECK_FALSE(rx.is_closed());
@@ -328,7 +328,7 @@ TEST_CASE("oneshot: a stop request after the grant does not take the value away"
     auto waiting = [](receiver& rx, std::stop_token token,
                       manual_scheduler& s) -> task<cochan::recv_result<int>> {
         auto r = co_await rx.recv(std::move(token)).resume_on(s.executor());
-        co_return std::move(r);
+        co_return r;
     }(rx, stop.get_token(), sched);
     REQUIRE(tx.send(6)); // granted; the resumption is posted
     stop.request_stop(); // too late: the grant won under the lock
@@ -507,6 +507,8 @@ long answer(int x) {
 }
 
 // Serves requests until every requester is gone.
+// By value: the server owns its receiver, whose destruction on return is its disconnection.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 void serve(cochan::mpmc::unbounded_receiver<request> requests) {
     while (auto r = requests.blocking_recv()) {
         auto sent = r->reply.send(answer(r->x));
@@ -560,7 +562,8 @@ TEST_CASE("oneshot: request/reply across threads, 1,000 round trips", "[oneshot]
         for (int i = 0; i < round_trips; ++i) {
             auto [reply_tx, reply_rx] = cochan::oneshot<long>();
             request q{i, std::move(reply_tx)};
-            REQUIRE(requests_tx.send(std::move(q)));
+            auto sent = requests_tx.send(std::move(q));
+            REQUIRE(sent);
             auto r = reply_rx.blocking_recv();
             REQUIRE(r);
             checksum += *r;
