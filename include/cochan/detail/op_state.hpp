@@ -99,6 +99,21 @@ template <class Queue> struct op_source {
 // links, without waiting); while linked it unlinks and completes `cancelled`; once done it does
 // nothing (a grant made first wins, rule 8).
 
+/// Takes an operation state's queue reference, at most once (see the protocol above).
+template <class Queue> void keep_queue(Queue* q, waiter_base& w) noexcept {
+    if (!w.keeps_queue_) {
+        w.keeps_queue_ = true;
+        q->retain();
+    }
+}
+/// Drops it, if taken: the queue may be freed here, so nothing may touch it afterwards.
+template <class Queue> void drop_queue(Queue* q, waiter_base& w) noexcept {
+    if (w.keeps_queue_) {
+        w.keeps_queue_ = false;
+        q->release();
+    }
+}
+
 /// One receive. `Queue` is a `competing_queue`.
 template <class Queue> class recv_op_state : public recv_waiter<typename Queue::value_type> {
     using T = typename Queue::value_type;
@@ -146,12 +161,7 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
 
     /// Takes the state's queue reference, if it has none (see the protocol above). Called by
     /// the owner, or by the notify function before it defers the resumption.
-    void keep_queue() noexcept {
-        if (!this->keeps_queue_) {
-            this->keeps_queue_ = true;
-            queue_->retain();
-        }
-    }
+    void keep_queue() noexcept { detail::keep_queue(queue_, *this); }
 
     /// Done with a value (received, or taken at once), not yet delivered.
     bool holds_value() const noexcept { return this->value_.has_value(); }
@@ -237,18 +247,15 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
         void operator()() const noexcept { self->cancel(); }
     };
 
-    /// Drops the reference a linked waiter holds: the queue may be freed here if every
-    /// endpoint is gone, so nothing may touch it afterwards.
+    /// Finished: drops the state's queue reference, if it holds one (the queue may be freed
+    /// here if every endpoint is gone, so nothing may touch it afterwards).
     void settle() noexcept {
         finished_ = true;
-        if (this->keeps_queue_) {
-            this->keeps_queue_ = false;
-            queue_->release();
-        }
+        drop_queue(queue_, *this);
     }
 
-    Queue* queue_; // kept alive by an endpoint or queue_ref until start(), then also by the
-                   // waiter's reference while linked
+    Queue* queue_; // kept alive by the caller's endpoint or queue_ref, and by the state's own
+                   // reference when it holds one (keep_queue())
     std::optional<std::stop_callback<canceller>> stop_cb_;
     bool started_ = false;  // owner only: start() was called
     bool finished_ = false; // owner only: nothing left to undo
@@ -301,12 +308,7 @@ template <class Queue> class send_op_state : public send_waiter<typename Queue::
     void cancel() noexcept { queue_->cancel_send(*this); }
 
     /// As recv_op_state::keep_queue().
-    void keep_queue() noexcept {
-        if (!this->keeps_queue_) {
-            this->keeps_queue_ = true;
-            queue_->retain();
-        }
-    }
+    void keep_queue() noexcept { detail::keep_queue(queue_, *this); }
 
     /// The outcome: success, or the error with the value back. A move of `T` that threw when
     /// the queue admitted the send later is rethrown here.
@@ -359,10 +361,7 @@ template <class Queue> class send_op_state : public send_waiter<typename Queue::
             this->holds_producer_ = false;
             queue_->leave_producer();
         }
-        if (this->keeps_queue_) {
-            this->keeps_queue_ = false;
-            queue_->release();
-        }
+        drop_queue(queue_, *this);
     }
 
     Queue* queue_;           // as recv_op_state::queue_
