@@ -4,4 +4,5 @@
 #include <cochan/mpmc.hpp>
 #include <cochan/oneshot.hpp>
 #include <cochan/result.hpp>
+#include <cochan/select.hpp>
 #include <cochan/spmc.hpp>

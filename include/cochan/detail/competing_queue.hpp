@@ -5,6 +5,7 @@
 #include <cochan/detail/config.hpp>
 #include <cochan/detail/lock.hpp>
 #include <cochan/detail/segmented_queue.hpp>
+#include <cochan/detail/select_claim.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/detail/waiter.hpp>
 #include <cochan/result.hpp>
@@ -119,8 +120,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         std::unique_lock lock(mutex_);
         if (--senders_ != 0) return;
         // Receivers wait only while the buffer is empty: all of them now see `disconnected`.
-        while (!recv_waiters_.empty())
-            batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
+        end_receivers(batch);
         // A send can still wait here only if its own endpoint was closed under it (see close()).
         while (!send_waiters_.empty())
             batch.complete(send_waiters_.pop_front(), outcome::disconnected);
@@ -136,10 +136,9 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         if (--receivers_ != 0) return;
         while (!send_waiters_.empty())
             batch.complete(send_waiters_.pop_front(), outcome::disconnected);
-        // Only an operation that outlived its receiver can still wait here (an Asio operation,
-        // which keeps the queue alive itself): it sees the disconnection too.
-        while (!recv_waiters_.empty())
-            batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
+        // Only an operation that outlived its receiver can still wait here (an Asio operation
+        // or a select, which keep the queue alive themselves): it sees the disconnection too.
+        end_receivers(batch);
         Storage doomed(std::move(storage_));
         [[maybe_unused]] given_back_type doomed_given_back(std::move(given_back_));
         lock.unlock();
@@ -179,8 +178,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         closed_ = true;
         while (!send_waiters_.empty())
             batch.complete(send_waiters_.pop_front(), outcome::disconnected);
-        while (!recv_waiters_.empty())
-            batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
+        end_receivers(batch);
         lock.unlock();
         batch.notify_all();
     }
@@ -209,10 +207,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         }
         if (!permit_free()) {
             // A rendezvous channel has no permit: a send succeeds only into a waiting receiver.
-            if (rendezvous() && !recv_waiters_.empty()) {
-                grant(v, batch);
-                return send_status::ok;
-            }
+            if (rendezvous() && grant(v, batch)) return send_status::ok;
             return send_status::full;
         }
         deliver(v, batch);
@@ -236,10 +231,9 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
             deliver(*w.offered_, batch);
             w.state_ = wait_state::done;
             w.outcome_ = outcome::ok;
-        } else if (rendezvous() && !recv_waiters_.empty()) {
-            // Rendezvous: a waiting receiver takes the value now (no sender can be waiting
-            // while a receiver does). Otherwise the send waits for a receiver to take it.
-            grant(*w.offered_, batch);
+        } else if (rendezvous() && grant(*w.offered_, batch)) {
+            // Rendezvous: a waiting receiver took the value (no sender can be waiting while a
+            // receiver does). Otherwise the send waits for a receiver to take it.
             w.state_ = wait_state::done;
             w.outcome_ = outcome::ok;
         } else {
@@ -339,24 +333,29 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// A value taken at once by a waiter with `deferred_delivery_` keeps its permit, as a grant
     /// does (outcome `granted`), until the receiver releases it (release_permit) or gives it
     /// back (give_back): its delivery can still be cancelled, and giving it back must find room.
+    /// A select's branch (`claim_` set) takes a value only by winning the claim, and completes
+    /// `cancelled` without linking once its select is decided; one whose channel has ended
+    /// completes `disconnected` (the owner counts it, see select_claim::branch_ended).
     bool recv_or_wait(recv_waiter<T>& w) {
         completion_batch batch;
         std::unique_lock lock(mutex_);
-        if (w.stop_seen_) {
+        select_claim* claim = w.claim_;
+        if (w.stop_seen_ || (claim != nullptr && claim->decided())) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::cancelled;
-        } else if (rendezvous() && take_rendezvous(w.value_, batch)) {
-            w.outcome_ = outcome::ok; // from a waiting sender, or a value given back earlier
-            w.state_ = wait_state::done;
-        } else if (!storage_.empty()) {
-            if (bounded && w.deferred_delivery_) {
-                w.value_.emplace(std::move(storage_.front()));
-                storage_.pop_front();
-                if constexpr (bounded) ++grants_made_; // the permit stays held: no sender admitted
-                w.outcome_ = outcome::granted;
+        } else if (!storage_.empty() || rendezvous_ready()) {
+            if (claim == nullptr) [[likely]] {
+                take_now(w, batch);
+            } else if (claim->reserve(w.branch_)) {
+                try {
+                    take_now(w, batch);
+                } catch (...) {
+                    claim->commit(select_claim::abandoned); // the owner's co_await rethrows
+                    throw;
+                }
+                claim->commit(w.branch_);
             } else {
-                take(w.value_, batch);
-                w.outcome_ = outcome::ok;
+                w.outcome_ = outcome::cancelled; // decided by another branch meanwhile
             }
             w.state_ = wait_state::done;
         } else if (receiving_ends()) {
@@ -404,9 +403,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
             } else if constexpr (bounded) {
                 if (receivers_ != 0 && rendezvous()) {
                     // No cell to go back to: the next waiting receiver, else the next receive.
-                    if (!recv_waiters_.empty()) {
-                        grant(*value, batch);
-                    } else {
+                    if (!grant(*value, batch)) {
                         given_back_.push_front(std::move(*value)); // bad_alloc: destroyed below
                     }
                     value.reset();
@@ -483,6 +480,28 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         }
     }
 
+    /// Under the lock: a receive may take a value now (storage_ is not empty, or a rendezvous
+    /// has a value given back or a waiting sender). Sets the outcome; strong if `T`'s move throws.
+    void take_now(recv_waiter<T>& w, completion_batch& batch) {
+        if (rendezvous()) {
+            take_rendezvous(w.value_, batch); // from a waiting sender, or a value given back
+            w.outcome_ = outcome::ok;
+        } else if (bounded && w.deferred_delivery_) {
+            w.value_.emplace(std::move(storage_.front()));
+            storage_.pop_front();
+            if constexpr (bounded) ++grants_made_; // the permit stays held: no sender admitted
+            w.outcome_ = outcome::granted;
+        } else {
+            take(w.value_, batch);
+            w.outcome_ = outcome::ok;
+        }
+    }
+
+    /// Rendezvous only, under the lock: a value given back waits, or a sender does.
+    bool rendezvous_ready() const noexcept {
+        return rendezvous() && (!given_back_.empty() || !send_waiters_.empty());
+    }
+
     /// Rendezvous only, under the lock: takes a value given back earlier, else the oldest
     /// waiting sender's value (that send completes `ok`). False if there is neither.
     /// Exception safety: strong (if `T`'s move throws, the value stays where it was).
@@ -526,34 +545,79 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         }
     }
 
-    /// Grants `v` to the oldest receiver waiter. Requires one; throws only from `T`'s move,
-    /// in which case the waiter stays linked and nothing changed.
-    void grant(T& v, completion_batch& batch) {
-        auto* r = static_cast<recv_waiter<T>*>(recv_waiters_.front());
-        r->value_.emplace(std::move(v));
-        recv_waiters_.pop_front();
-        if constexpr (bounded) ++grants_made_;
-        batch.complete(r, outcome::granted);
+    /// Grants `v` to the oldest receiver waiter that can take it: false if there is none (`v`
+    /// untouched). A select's waiter can take it only by winning its select's claim; one whose
+    /// select was decided by another branch is unlinked on the way, unnotified (its owner
+    /// unlinks the rest). Throws only from `T`'s move, in which case the waiter stays linked,
+    /// its select undecided, and nothing changed.
+    bool grant(T& v, completion_batch& batch) {
+        while (!recv_waiters_.empty()) {
+            auto* r = static_cast<recv_waiter<T>*>(recv_waiters_.front());
+            if (r->claim_ == nullptr) [[likely]] {
+                r->value_.emplace(std::move(v));
+            } else if (!claim_and_move(*r->claim_, r->branch_, r->value_, v)) {
+                drop_front_receiver(outcome::cancelled); // its select is decided elsewhere
+                continue;
+            }
+            recv_waiters_.pop_front();
+            if constexpr (bounded) ++grants_made_;
+            batch.complete(r, outcome::granted);
+            return true;
+        }
+        return false;
+    }
+
+    /// Select only: wins `claim` for `branch` and moves `v` into `out`; false (nothing moved)
+    /// if the select was decided otherwise. If the move throws, the claim is undecided again.
+    static bool claim_and_move(select_claim& claim, int branch, std::optional<T>& out, T& v) {
+        if constexpr (std::is_nothrow_move_constructible_v<T>) {
+            if (!claim.decide(branch)) return false;
+            out.emplace(std::move(v));
+        } else {
+            if (!claim.reserve(branch)) return false;
+            try {
+                out.emplace(std::move(v));
+            } catch (...) {
+                claim.release();
+                throw;
+            }
+            claim.commit(branch);
+        }
+        return true;
+    }
+
+    /// Unlinks the oldest receiver waiter as done with `o`, without notifying it: a select's
+    /// branch that lost (its owner, not this channel, finishes it).
+    void drop_front_receiver(outcome o) noexcept {
+        waiter_base* r = recv_waiters_.pop_front();
+        r->state_ = wait_state::done;
+        r->outcome_ = o;
+    }
+
+    /// Sending ended for good: every receiver waiter completes `disconnected`, except a select's
+    /// branch whose select has other branches that may still deliver (or was decided already):
+    /// that one is only unlinked, and its select goes on without it.
+    void end_receivers(completion_batch& batch) noexcept {
+        while (!recv_waiters_.empty()) {
+            waiter_base* r = recv_waiters_.front();
+            if (r->claim_ == nullptr || r->claim_->branch_ended()) {
+                batch.complete(recv_waiters_.pop_front(), outcome::disconnected);
+            } else {
+                drop_front_receiver(outcome::disconnected);
+            }
+        }
     }
 
     /// Puts an accepted value where it belongs: a waiting receiver, else the buffer.
     /// Requires a free permit.
     void deliver(T& v, completion_batch& batch) {
-        if (!recv_waiters_.empty()) {
-            grant(v, batch);
-        } else {
-            storage_.push_back(std::move(v));
-        }
+        if (!grant(v, batch)) storage_.push_back(std::move(v));
     }
 
     /// Like deliver(), but a value that goes back to the buffer goes to its head: it is older
     /// than everything buffered.
     void deliver_front(T& v, completion_batch& batch) {
-        if (!recv_waiters_.empty()) {
-            grant(v, batch);
-        } else {
-            storage_.push_front(std::move(v));
-        }
+        if (!grant(v, batch)) storage_.push_front(std::move(v));
     }
 
     /// Moves the oldest buffered value into `out` and lets a waiting sender into the freed

@@ -7,6 +7,7 @@
 
 #include <cochan/detail/competing_queue.hpp>
 #include <cochan/detail/config.hpp>
+#include <cochan/detail/select_claim.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/detail/waiter.hpp>
 #include <cochan/result.hpp>
@@ -136,6 +137,13 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
     /// give_back(), as a grant does (then giving it back always finds room).
     void defer_delivery() noexcept { this->deferred_delivery_ = true; }
 
+    /// Before start(): this receive is branch `branch` of a select (detail/select_claim.hpp); it
+    /// takes or is granted a value only by winning `claim`.
+    void join_select(select_claim& claim, int branch) noexcept {
+        this->claim_ = &claim;
+        this->branch_ = branch;
+    }
+
     /// Starts the receive: true if it waits (linked), false if it completed at once. `notify`
     /// is called once after it completes while linked; `h` is stored for it (`handle_`).
     bool start(waiter_base::notify_fn notify, std::coroutine_handle<> h,
@@ -166,9 +174,11 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
     /// Done with a value (received, or taken at once), not yet delivered.
     bool holds_value() const noexcept { return this->value_.has_value(); }
 
-    /// The outcome. Exception safety: if `T`'s move throws, the value stays in the state (its
+    /// The outcome, as an `R` (a `recv_result`): a value is moved once, straight into
+    /// `R(std::in_place, prefix..., T&&)` (a select passes `std::in_place_index<I>` to build its
+    /// variant). Exception safety: if `T`'s move throws, the value stays in the state (its
     /// destruction gives it back) and the exception propagates.
-    recv_result<T> result() {
+    template <class R = recv_result<T>, class... Prefix> R result(Prefix... prefix) {
         stop_cb_.reset(); // waits for a stop callback still running on another thread
         switch (this->outcome_) {
         case outcome::ok:
@@ -190,12 +200,12 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
                     self.settle();
                 }
             } done{*this};
-            return recv_result<T>(std::in_place, std::move(*this->value_));
+            return R(std::in_place, prefix..., std::move(*this->value_));
         }
         case outcome::disconnected:
             settle();
-            return recv_result<T>(std::in_place_index<1>, recv_errc::disconnected);
-        default: settle(); return recv_result<T>(std::in_place_index<1>, recv_errc::cancelled);
+            return R(std::in_place_index<1>, recv_errc::disconnected);
+        default: settle(); return R(std::in_place_index<1>, recv_errc::cancelled);
         }
     }
 

@@ -11,6 +11,8 @@
 
 namespace cochan::detail {
 
+class select_claim; // detail/select_claim.hpp
+
 /// Where a waiter is in its life. Guarded by the owning queue's lock.
 ///   idle    -> waiting   the operation linked itself into a waiter list (await_suspend)
 ///   waiting -> done      a grant, a disconnection or a stop request completed it; the completer
@@ -51,6 +53,9 @@ struct waiter_base {
     bool deferred_delivery_ = false; // set by the owner before starting: its completion is
                                      // delivered later and can still be cancelled (the Asio
                                      // adapter), so a value taken at once keeps its permit
+    select_claim* claim_ = nullptr;  // set by the owner before starting: this receive is branch
+    int branch_ = 0;                 // `branch_` of a select, completed only by whoever wins
+                                     // `*claim_` (detail/select_claim.hpp); null otherwise
 };
 
 /// A waiting receive: the value storage a value is granted into.

@@ -1,0 +1,242 @@
+// cochan: select, one value from whichever of several channels has one first.
+//
+//     auto r = co_await cochan::select(urgent_rx, normal_rx);  // recv_result<std::variant<A, B>>
+//     if (r && r->index() == 0) handle(std::get<0>(*r));
+//
+#pragma once
+
+#include <cochan/concepts.hpp>
+#include <cochan/detail/config.hpp>
+#include <cochan/detail/endpoints.hpp>
+#include <cochan/detail/op_state.hpp>
+#include <cochan/detail/operations.hpp>
+#include <cochan/detail/select_claim.hpp>
+#include <cochan/detail/trampoline.hpp>
+#include <cochan/detail/waiter.hpp>
+#include <cochan/result.hpp>
+
+#include <coroutine>
+#include <cstddef>
+#include <optional>
+#include <stop_token>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace cochan {
+
+namespace detail {
+
+/// The queue behind a channel receiver type (deduced through its `basic_receiver` base).
+template <class Queue> Queue* receiver_queue_of(const basic_receiver<Queue>&); // never defined
+template <class R>
+using receiver_queue_t =
+    std::remove_pointer_t<decltype(detail::receiver_queue_of(std::declval<const R&>()))>;
+
+/// `co_await cochan::select(rx...)`: one receive operation state per channel, each linked in
+/// its channel's FIFO, and the claim (detail/select_claim.hpp) that lets exactly one of them
+/// complete. Holds a counted reference to every channel, so a branch can be unlinked whatever
+/// happened to the receivers meanwhile. Awaited in place: neither copyable nor movable.
+/// Thread safety: one awaitable is awaited by one coroutine.
+///
+/// Life: await_suspend links the branches in index order. A branch that finds a value takes it
+/// (winning the claim) and linking stops; a branch whose channel has ended is counted and
+/// skipped; once the claim is decided by anyone, linking stops. The coroutine suspends unless
+/// it decided itself; the decision's one notification resumes it (never from inside
+/// await_suspend: see select_claim's `armed_`). await_resume unlinks every other branch, each
+/// under its own channel's lock, and moves the winner's value out.
+template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
+    static constexpr std::size_t branches = sizeof...(Queues);
+    using refs = std::tuple<queue_ref<Queues>...>;
+
+  public:
+    using value_type = std::variant<typename Queues::value_type...>;
+    using result_type = recv_result<value_type>;
+
+    select_awaitable(std::stop_token token, Resume resume, refs queues)
+        : select_awaitable(std::index_sequence_for<Queues...>{}, std::move(token),
+                           std::move(resume), std::move(queues)) {}
+    select_awaitable(const select_awaitable&) = delete;
+    select_awaitable& operator=(const select_awaitable&) = delete;
+
+    /// Destroyed while waiting (its coroutine was destroyed), or after await_suspend threw:
+    /// the claim is decided first, so no channel grants a branch any more; then every branch
+    /// unlinks (member destruction), and a winner whose value was never delivered gives it back.
+    ~select_awaitable() {
+        if (!started_) return; // never awaited, or a resume_on() source: nothing to undo
+        stop_cb_.reset();
+        claim_.decide(select_claim::cancelled);
+        trampoline::withdraw(&node_);
+    }
+
+    /// The same select, but the woken coroutine is resumed by `post(handle)` instead of inline
+    /// on the completing thread (as `recv().resume_on(post)`). Call before awaiting.
+    template <resume_target Post>
+    select_awaitable<resume_via_t<Post>, Queues...> resume_on(Post&& post) && {
+        return {std::move(token_), resume_via_t<Post>{make_poster(std::forward<Post>(post))},
+                std::move(queues_)};
+    }
+
+    bool await_ready() const noexcept { return false; }
+
+    /// Links the branches. true: suspended; another thread may resume (and destroy) this
+    /// coroutine at once, so nothing here touches *this after the claim's `suspend()`.
+    bool await_suspend(std::coroutine_handle<> h) {
+        started_ = true;
+        node_.handle_ = h;
+        if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
+        if (link<0>()) return false; // decided by this thread: nothing will notify
+        return claim_.suspend();
+    }
+
+    result_type await_resume() {
+        stop_cb_.reset(); // waits for a stop callback running on another thread
+        const int decision = claim_.decision();
+        abandon_all_but(decision, std::index_sequence_for<Queues...>{});
+        if (decision >= 0) return take<0>(decision);
+        return result_type(std::in_place_index<1>, decision == select_claim::disconnected
+                                                       ? recv_errc::disconnected
+                                                       : recv_errc::cancelled);
+    }
+
+  private:
+    template <std::size_t... I>
+    select_awaitable(std::index_sequence<I...>, std::stop_token token, Resume resume, refs queues)
+        : queues_(std::move(queues)), claim_(static_cast<int>(branches), &wake, this),
+          states_(std::get<I>(queues_).get()...), token_(std::move(token)),
+          resume_(std::move(resume)) {}
+
+    /// Links branch I and the ones after it. True when this thread decided the claim (it took
+    /// a value, or every branch's channel had ended), so no notification will come.
+    template <std::size_t I> bool link() {
+        if constexpr (I == branches) {
+            return claim_.branch_ended(); // the owner's own unit of `live_`
+        } else {
+            auto& state = std::get<I>(states_);
+            state.join_select(claim_, static_cast<int>(I));
+            if (state.start(&select_claim::notify_branch, {})) return link<I + 1>(); // linked
+            switch (state.outcome_) {
+            case outcome::disconnected:
+                claim_.branch_ended(); // never the last: the owner still holds its unit
+                return link<I + 1>();
+            case outcome::cancelled: return false; // decided elsewhere; that one notifies
+            default: return true;                  // took a value: decided by this thread
+            }
+        }
+    }
+
+    template <std::size_t... I>
+    void abandon_all_but(int winner, std::index_sequence<I...>) noexcept {
+        ((static_cast<int>(I) != winner ? std::get<I>(states_).abandon() : void()), ...);
+    }
+
+    /// The winner's value, moved once into the result's variant.
+    template <std::size_t I> result_type take(int winner) {
+        if constexpr (I + 1 < branches) {
+            if (winner != static_cast<int>(I)) return take<I + 1>(winner);
+        }
+        return std::get<I>(states_).template result<result_type>(std::in_place_index<I>);
+    }
+
+    /// The select's notification: resume the owner (select_claim calls it once).
+    static void wake(void* p) noexcept {
+        auto& self = *static_cast<select_awaitable*>(p);
+        struct holds_its_queues { // the select's references keep every queue alive
+            void keep_queue() noexcept {}
+        } state;
+        self.resume_(&self.node_, state);
+    }
+
+    struct canceller {
+        select_awaitable* self;
+        void operator()() const noexcept {
+            if (self->claim_.decide(select_claim::cancelled)) self->claim_.notify();
+        }
+    };
+
+    refs queues_;        // counted; destroyed last
+    select_claim claim_; // outlives the branches, which may still be linked until destroyed
+    waiter_base node_;   // the select's own node: its handle, and its place on the trampoline
+    std::tuple<recv_op_state<Queues>...> states_;
+    std::stop_token token_;
+    std::optional<std::stop_callback<canceller>> stop_cb_;
+    [[no_unique_address]] Resume resume_;
+    bool started_ = false; // owner only: await_suspend was called
+};
+
+template <class... Rx>
+using select_awaitable_for = select_awaitable<resume_inline, receiver_queue_t<Rx>...>;
+
+template <class... Rx>
+using select_result_for = recv_result<std::variant<typename Rx::value_type...>>;
+
+template <class... Rx> auto select_refs(const Rx&... rx) {
+    return std::tuple<queue_ref<receiver_queue_t<Rx>>...>(make_op_source(rx).queue...);
+}
+
+} // namespace detail
+
+/// A channel receiver (`spmc::` or `mpmc::` bounded, unbounded or rendezvous receivers): what
+/// `select` and `try_select` take.
+template <class R>
+concept channel_receiver = requires(const R& rx) {
+    detail::receiver_queue_of(rx);
+};
+
+/// `co_await cochan::select(rx_0, rx_1, ...)`: the first value any of the receivers' channels
+/// has, as `recv_result<std::variant<T_0, T_1, ...>>` whose `index()` names the receiver it
+/// came from (repeated types allowed: use `std::get<I>`). Biased: when several channels have a
+/// value, the lowest index wins (priority lanes). A channel that is disconnected and drained
+/// is skipped; when all are, the result is `disconnected`. Exactly one value is taken: the
+/// select waits with one waiter in each channel's FIFO (in its turn, like any receive), and a
+/// channel can hand a value to a waiter only by deciding the select for it, so no value is ever
+/// granted to a branch that cannot take it.
+///
+/// Resumes: by default on the thread that completed it (the sender whose value it took, the
+/// thread whose disconnection ended the last branch, or the one that requested the stop), after
+/// the channel's lock is released, through the per-thread trampoline; with `.resume_on(post)`,
+/// wherever `post(handle)` resumes it. A select that finds a value does not suspend.
+/// Thread safety: the receivers are only read; any of them may be used by other threads at the
+/// same time. Exception safety: if `T`'s move throws while the select takes a value, the
+/// exception propagates from the `co_await` and the value stays in its channel.
+template <channel_receiver... Rx>
+requires(sizeof...(Rx) >= 2) detail::select_awaitable_for<Rx...> select(const Rx&... rx) {
+    return {std::stop_token{}, {}, detail::select_refs(rx...)};
+}
+
+/// As `select(rx...)`, and a stop request on `token` while it waits completes it with
+/// `cancelled` unless a channel decided it first; no value is lost either way. A token already
+/// stopped cancels it even if a value is there (use `try_select` first to take what is there).
+template <channel_receiver... Rx>
+requires(sizeof...(Rx) >= 2) detail::select_awaitable_for<Rx...> select(std::stop_token token,
+                                                                        const Rx&... rx) {
+    return {std::move(token), {}, detail::select_refs(rx...)};
+}
+
+/// Never waits: the first receiver (lowest index) whose channel has a value gives it;
+/// `empty` when none has one, `disconnected` when every channel is disconnected and drained.
+/// Exception safety: if `T`'s move throws, the value stays at the head of its channel.
+template <channel_receiver... Rx>
+requires(sizeof...(Rx) >= 2) detail::select_result_for<Rx...> try_select(const Rx&... rx) {
+    using result_type = detail::select_result_for<Rx...>;
+    std::optional<result_type> taken;
+    bool ended = true;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>, const auto& r) {
+            auto got = r.try_recv();
+            if (got) {
+                taken.emplace(std::in_place, std::in_place_index<J>, std::move(*got));
+                return true;
+            }
+            if (got.error() != recv_errc::disconnected) ended = false;
+            return false;
+        };
+        (one(std::integral_constant<std::size_t, I>{}, rx) || ...);
+    }
+    (std::index_sequence_for<Rx...>{});
+    if (taken) return std::move(*taken);
+    return result_type(std::in_place_index<1>, ended ? recv_errc::disconnected : recv_errc::empty);
+}
+
+} // namespace cochan
