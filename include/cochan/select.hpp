@@ -201,24 +201,31 @@ concept channel_receiver = requires(const R& rx) {
 /// same time. Exception safety: if `T`'s move throws while the select takes a value, the
 /// exception propagates from the `co_await` and the value stays in its channel.
 template <channel_receiver... Rx>
-requires(sizeof...(Rx) >= 2) detail::select_awaitable_for<Rx...> select(const Rx&... rx) {
-    return {std::stop_token{}, {}, detail::select_refs(rx...)};
+requires(sizeof...(Rx) >= 2) auto select(const Rx&... rx) {
+    return detail::select_awaitable_for<Rx...>({}, {}, detail::select_refs(rx...));
 }
 
 /// As `select(rx...)`, and a stop request on `token` while it waits completes it with
 /// `cancelled` unless a channel decided it first; no value is lost either way. A token already
 /// stopped cancels it even if a value is there (use `try_select` first to take what is there).
 template <channel_receiver... Rx>
-requires(sizeof...(Rx) >= 2) detail::select_awaitable_for<Rx...> select(std::stop_token token,
-                                                                        const Rx&... rx) {
-    return {std::move(token), {}, detail::select_refs(rx...)};
+requires(sizeof...(Rx) >= 2) auto select(std::stop_token token, const Rx&... rx) {
+    return detail::select_awaitable_for<Rx...>(std::move(token), {}, detail::select_refs(rx...));
 }
+
+/// A select over one receiver is a plain receive: deleted, and the compiler quotes the reason.
+template <channel_receiver Rx>
+void select(const Rx&) = delete; // select needs two or more receivers: use rx.recv()
+template <channel_receiver Rx>
+void select(std::stop_token, const Rx&) = delete; // select needs two or more receivers
+template <channel_receiver Rx>
+void try_select(const Rx&) = delete; // try_select needs two or more receivers: use rx.try_recv()
 
 /// Never waits: the first receiver (lowest index) whose channel has a value gives it;
 /// `empty` when none has one, `disconnected` when every channel is disconnected and drained.
 /// Exception safety: if `T`'s move throws, the value stays at the head of its channel.
 template <channel_receiver... Rx>
-requires(sizeof...(Rx) >= 2) detail::select_result_for<Rx...> try_select(const Rx&... rx) {
+requires(sizeof...(Rx) >= 2) auto try_select(const Rx&... rx) {
     using result_type = detail::select_result_for<Rx...>;
     std::optional<result_type> taken;
     bool ended = true;
