@@ -387,10 +387,15 @@ TEST_CASE("select loses no value across threads, stop requests and disconnection
           "[select][threads]") {
     constexpr std::uint64_t per_channel = 250'000;
     constexpr int consumers = 3;
-    auto [tx0, rx0] = cochan::mpmc::bounded<std::uint64_t>(16);
-    auto [tx1, rx1] = cochan::mpmc::unbounded<std::uint64_t>();
-    auto [tx2, rx2] = cochan::spmc::bounded<std::uint64_t>(4);
-    auto [tx3, rx3] = cochan::spmc::rendezvous<std::uint64_t>();
+    // Named pairs, not structured bindings: clang 14 cannot capture those in a lambda.
+    auto ch0 = cochan::mpmc::bounded<std::uint64_t>(16);
+    auto ch1 = cochan::mpmc::unbounded<std::uint64_t>();
+    auto ch2 = cochan::spmc::bounded<std::uint64_t>(4);
+    auto ch3 = cochan::spmc::rendezvous<std::uint64_t>();
+    auto& rx0 = ch0.second;
+    auto& rx1 = ch1.second;
+    auto& rx2 = ch2.second;
+    auto& rx3 = ch3.second;
     std::atomic<std::uint64_t> count{0}, sum{0}, cancels{0}, failed_sends{0};
     std::atomic<bool> stopping{false};
     std::vector<std::thread> threads;
@@ -399,10 +404,10 @@ TEST_CASE("select loses no value across threads, stop requests and disconnection
             if (!tx.blocking_send(base + i)) ++failed_sends;
         }
     };
-    threads.emplace_back(produce, std::move(tx0), 0);
-    threads.emplace_back(produce, std::move(tx1), per_channel);
-    threads.emplace_back(produce, std::move(tx2), 2 * per_channel);
-    threads.emplace_back(produce, std::move(tx3), 3 * per_channel);
+    threads.emplace_back(produce, std::move(ch0.first), 0);
+    threads.emplace_back(produce, std::move(ch1.first), per_channel);
+    threads.emplace_back(produce, std::move(ch2.first), 2 * per_channel);
+    threads.emplace_back(produce, std::move(ch3.first), 3 * per_channel);
     completion_latch finished(consumers);
     std::vector<stop_box> stops(consumers);
     auto consume = [&](stop_box& stop) -> detached {
