@@ -184,9 +184,11 @@ using event_loop = cochan_test::single_thread_scheduler;
 /// on this machine's AMD EPYC) watching for work, then sleeps on a condition variable; `post`
 /// wakes a sleeper only when no worker is spinning. Without the spin, a woken coroutine is
 /// nearly always picked up by the posting worker itself before a sleeping one has woken, and
-/// the consumers do not run in parallel. Thread-safe. The destructor finishes queued work, then
-/// joins.
-inline constexpr cochan_test::pool_options mt_pool_options{.spin_rounds = 20000};
+/// the consumers do not run in parallel. Each job is resumed inside a cochan::resumption_scope,
+/// as cochan's guide recommends for executors. Thread-safe. The destructor finishes queued work,
+/// then joins.
+inline constexpr cochan_test::pool_options mt_pool_options{.spin_rounds = 20000,
+                                                           .resumption_scope = true};
 
 // ---- OS threads -------------------------------------------------------------------------------
 

@@ -1,14 +1,18 @@
 // cochan SPMC and MPMC on the two coroutine runtimes.
 //
 // current: the producer and consumers are coroutines posted to the benchmark thread's event
-//          loop; a woken coroutine resumes with cochan's default, inline on the completing
-//          thread through its trampoline (cochan's design; the loop's queue is only used to
-//          start the tasks).
-//          `cochan_spmc_posted` (current rows only) is the same with `.resume_on(loop)`: a woken
-//          coroutine is queued to the loop instead, so the producer keeps running until it
-//          blocks, as with Boost.Fiber's scheduler. It shows what inline resumption costs here.
-// mt2/mt4: the same coroutines on a pool of W threads; every awaited operation uses
-//          `.resume_on(pool)`, so a woken consumer is queued to the pool and any worker runs it.
+//          loop, which resumes each inside a cochan::resumption_scope (as cochan's guide asks of
+//          an event loop); a woken coroutine resumes with cochan's default, on the completing
+//          thread through its trampoline, once the task that woke it suspends or returns (so a
+//          producer fills the buffer and consumers drain it in runs). The loop's queue is only
+//          used to start the tasks.
+//          `cochan_spmc_posted` is the same with `.resume_on(loop)`: a woken coroutine is
+//          queued to the loop instead.
+// mt2/mt4: the same coroutines on a pool of W threads, each job resumed inside a scope. The
+//          `cochan_spmc` / `cochan_mpmc` rows use the default resumption: a woken consumer runs
+//          on the worker that woke it, after the waker suspends (Tokio's LIFO slot does much the
+//          same); `cochan_spmc_posted` uses `.resume_on(pool)` on every operation, so a woken
+//          consumer is queued to the pool and any worker may run it.
 #include "ecosystem.hpp"
 
 #include "../common/channels.hpp"
@@ -81,7 +85,7 @@ struct current_runtime {
         loop.run_all();
         if (!done.done()) fatal("cochan current: the loop ran dry with tasks still waiting");
     }
-    event_loop loop;
+    event_loop loop{true}; // resumes each task inside a cochan::resumption_scope
 };
 
 /// `current` with `.resume_on(loop)`: wake-ups go through the loop's queue too.
@@ -90,13 +94,20 @@ struct current_posted_runtime : current_runtime {
     auto poster() { return loop.executor(); }
 };
 
-/// `mt`: tasks are posted to the pool, and every wake-up goes back through it.
+/// `mt`: tasks are posted to the pool; wake-ups use the default resumption, on the waker's
+/// worker inside its scope.
 struct pool_runtime {
     explicit pool_runtime(unsigned workers) : pool(workers, mt_pool_options) {}
     void post(std::coroutine_handle<> h) { pool.post(h); }
-    auto poster() { return pool.executor(); }
+    resume_inline poster() { return {}; }
     void run(completion& done) { done.wait("cochan mt"); }
     cochan_test::thread_pool pool;
+};
+
+/// `mt` with `.resume_on(pool)`: every wake-up goes back through the pool.
+struct pool_posted_runtime : pool_runtime {
+    using pool_runtime::pool_runtime;
+    auto poster() { return pool.executor(); }
 };
 
 template <class Channel, class Runtime> class cochan_case {
@@ -159,6 +170,13 @@ template <class Runtime> void add_runtime(queue_kind q, const runtime& rt) {
     }
 }
 
+template <class Runtime> void add_posted(queue_kind q, const runtime& rt, topology t) {
+    if (q == queue_kind::bounded)
+        add_case<false, true, Runtime>(q, rt, "cochan_spmc_posted", t);
+    else
+        add_case<false, false, Runtime>(q, rt, "cochan_spmc_posted", t);
+}
+
 } // namespace
 
 void register_cochan() {
@@ -169,13 +187,14 @@ void register_cochan() {
             else
                 add_runtime<pool_runtime>(q, rt);
         }
-        for (const topology& t : topologies()) {
-            if (t.producers != 1) continue;
-            const runtime& current = coroutine_runtimes[0];
-            if (q == queue_kind::bounded)
-                add_case<false, true, current_posted_runtime>(q, current, "cochan_spmc_posted", t);
-            else
-                add_case<false, false, current_posted_runtime>(q, current, "cochan_spmc_posted", t);
+        for (const runtime& rt : coroutine_runtimes) {
+            for (const topology& t : topologies()) {
+                if (t.producers != 1) continue;
+                if (rt.workers == 0)
+                    add_posted<current_posted_runtime>(q, rt, t);
+                else
+                    add_posted<pool_posted_runtime>(q, rt, t);
+            }
         }
     }
 }

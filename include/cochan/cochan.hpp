@@ -4,5 +4,6 @@
 #include <cochan/mpmc.hpp>
 #include <cochan/oneshot.hpp>
 #include <cochan/result.hpp>
+#include <cochan/resumption.hpp>
 #include <cochan/select.hpp>
 #include <cochan/spmc.hpp>

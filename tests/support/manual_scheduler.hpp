@@ -9,6 +9,8 @@
 //                          benchmarks' `current` runtime, where a lock would be measured).
 #pragma once
 
+#include <cochan/resumption.hpp>
+
 #include <coroutine>
 #include <cstddef>
 #include <deque>
@@ -52,6 +54,9 @@ template <class Mutex> class basic_manual_scheduler {
     };
 
     basic_manual_scheduler() = default;
+    // resume_in_scope: run_one() resumes each handle inside a cochan::resumption_scope (the
+    // benchmarks' `current` event loop, set up as cochan's guide recommends for event loops).
+    explicit basic_manual_scheduler(bool resume_in_scope) noexcept : scoped_(resume_in_scope) {}
     basic_manual_scheduler(const basic_manual_scheduler&) = delete;
     basic_manual_scheduler& operator=(const basic_manual_scheduler&) = delete;
 
@@ -71,7 +76,12 @@ template <class Mutex> class basic_manual_scheduler {
             h = queue_.front();
             queue_.pop_front();
         }
-        h.resume(); // outside the lock: the coroutine may call post()
+        // outside the lock: the coroutine may call post()
+        if (scoped_) {
+            cochan::resume_in_scope(h);
+        } else {
+            h.resume();
+        }
         return true;
     }
 
@@ -109,6 +119,7 @@ template <class Mutex> class basic_manual_scheduler {
     mutable Mutex mutex_;
     std::deque<std::coroutine_handle<>> queue_;
     std::size_t posted_total_ = 0;
+    bool scoped_ = false;
 };
 
 using manual_scheduler = basic_manual_scheduler<std::mutex>;

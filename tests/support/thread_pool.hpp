@@ -5,6 +5,8 @@
 
 #include "task.hpp"
 
+#include <cochan/resumption.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -28,8 +30,12 @@ namespace cochan_test {
 //   spinner will take the job. Work therefore waits for a busy spinner rather than waking a
 //   sleeper: never post a job that blocks a pool thread until another job runs. The
 //   benchmarks' `mt` rows use it (benchmarks/common/harness.hpp says why).
+// - resumption_scope: each job is resumed inside a cochan::resumption_scope, so coroutines it
+//   wakes with cochan's default resumption run on this worker once it suspends or returns (the
+//   benchmarks' `mt` rows; cochan's guide recommends it for executors).
 struct pool_options {
     int spin_rounds = 0;
+    bool resumption_scope = false;
 };
 
 // Thread-safe. Not movable: posters keep a pointer to it. The destructor finishes all queued
@@ -62,7 +68,7 @@ class thread_pool {
 
     // n == 0 is treated as 1 so queued work can always drain.
     explicit thread_pool(unsigned n, pool_options options = {})
-        : spin_rounds_(std::max(options.spin_rounds, 0)) {
+        : spin_rounds_(std::max(options.spin_rounds, 0)), scoped_(options.resumption_scope) {
         n = std::max(n, 1u);
         threads_.reserve(n);
         try {
@@ -133,7 +139,12 @@ class thread_pool {
                 queue_.pop_front();
                 queued_.store(queue_.size(), std::memory_order_relaxed);
                 lock.unlock();
-                h.resume(); // outside the lock: jobs post more jobs
+                // outside the lock: jobs post more jobs
+                if (scoped_) {
+                    cochan::resume_in_scope(h);
+                } else {
+                    h.resume();
+                }
                 lock.lock();
                 continue;
             }
@@ -167,6 +178,7 @@ class thread_pool {
     }
 
     const int spin_rounds_;
+    const bool scoped_;
     std::mutex mutex_;
     std::condition_variable cv_;
     std::deque<std::coroutine_handle<>> queue_; // guarded by mutex_
