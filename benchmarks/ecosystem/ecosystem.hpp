@@ -32,20 +32,18 @@ inline std::string case_name(queue_kind q, const runtime& rt, const char* impl, 
 }
 
 /// Registers `Case` under `name`; the benchmark function builds the case (runtime outside
-/// every timed region) and hands it to the timing loop. `tallies` consumer tallies per sample
-/// (default: the topology's consumers). Items processed: the batch's 16,384 values per sample,
-/// so Google Benchmark also reports values/s.
+/// every timed region) and hands it to the timing loop, with one tally per consumer of `t`.
+/// Items processed: the batch's 16,384 values per sample, so Google Benchmark also reports
+/// values/s.
 template <class Case>
-void add_named(const std::string& name, queue_kind q, unsigned workers, topology t,
-               unsigned tallies = 0) {
-    const unsigned consumers = tallies != 0 ? tallies : t.consumers;
-    benchmark::RegisterBenchmark(name.c_str(),
-                                 [q, t, workers, consumers](benchmark::State& state) {
-                                     Case c(q, t, workers);
-                                     measure(state, c, consumers);
-                                     state.SetItemsProcessed(state.iterations() *
-                                                             static_cast<std::int64_t>(total_values));
-                                 })
+void add_named(const std::string& name, queue_kind q, unsigned workers, topology t) {
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [q, t, workers](benchmark::State& state) {
+            Case c(q, t, workers);
+            measure(state, c, t.consumers);
+            state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(total_values));
+        })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
 }

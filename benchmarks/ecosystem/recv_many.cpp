@@ -54,8 +54,7 @@ inline const char* name(mode m) {
 /// Resumption policy of the `current` rows: cochan's default (no `.resume_on`).
 struct resume_inline {};
 
-template <bool Bounded, class Tx, class Post>
-task producer(Tx tx, Post post, completion& done) {
+template <bool Bounded, class Tx, class Post> task producer(Tx tx, Post post, completion& done) {
     {
         Tx mine = std::move(tx); // dropped inside the task: disconnection is timed
         for (std::uint64_t v = 1; v <= total_values; ++v) {
@@ -72,7 +71,8 @@ task producer(Tx tx, Post post, completion& done) {
     done.finish();
 }
 
-template <bool Many, class Rx, class Post> task consumer(Rx rx, tally& t, Post post, completion& done) {
+template <bool Many, class Rx, class Post>
+task consumer(Rx rx, tally& t, Post post, completion& done) {
     {
         Rx mine = std::move(rx);
         if constexpr (Many) {

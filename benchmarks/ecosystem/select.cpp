@@ -88,9 +88,9 @@ template <std::size_t N, bool Pool> class select_case {
         for (unsigned c = 0; c < topo_.consumers; ++c)
             handles_.push_back(consumer<N>(rxs, t[c], poster(), done_).handle());
         for (unsigned p = 0; p < N; ++p) {
-            handles_.push_back(producer(std::move(txs[p]), topo_.first(p), topo_.last(p), poster(),
-                                        done_)
-                                   .handle());
+            handles_.push_back(
+                producer(std::move(txs[p]), topo_.first(p), topo_.last(p), poster(), done_)
+                    .handle());
         }
         // rxs and txs (this function's copies) are dropped here, before the timed region.
     }
