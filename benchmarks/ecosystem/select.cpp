@@ -32,15 +32,17 @@ using rx_type = receiver_t<true, true>;
 
 struct resume_inline {};
 
-template <class Post>
-task producer(tx_type tx, std::uint64_t first, std::uint64_t last, Post post, completion& done) {
+template <class Tx, class Post>
+task producer(Tx tx, std::uint64_t first, std::uint64_t last, Post post, completion& done) {
     {
-        tx_type mine = std::move(tx); // dropped inside the task: disconnection is timed
+        Tx mine = std::move(tx); // dropped inside the task: disconnection is timed
         for (std::uint64_t i = first; i < last; ++i) {
             if constexpr (std::is_same_v<Post, resume_inline>) {
-                if (!co_await mine.send(i + 1)) fatal("select: send failed");
+                auto r = co_await mine.send(i + 1);
+                if (!r) fatal("select: send failed");
             } else {
-                if (!co_await mine.send(i + 1).resume_on(post)) fatal("select: send failed");
+                auto r = co_await mine.send(i + 1).resume_on(post);
+                if (!r) fatal("select: send failed");
             }
         }
         mine.close();
@@ -51,7 +53,7 @@ task producer(tx_type tx, std::uint64_t first, std::uint64_t last, Post post, co
 /// `select(rx[0], ..., rx[N-1])`, with `.resume_on(post)` unless Post is resume_inline.
 template <std::size_t N, class Post> auto select_all(const std::array<rx_type, N>& rx, Post post) {
     return std::apply(
-        [&post](const auto&... r) {
+        [&](const auto&... r) { // `post` is used by the posted variant only
             if constexpr (std::is_same_v<Post, resume_inline>)
                 return cochan::select(r...);
             else
