@@ -189,6 +189,106 @@ def table_micro(summary):
     return "\n".join(lines)
 
 
+# ---- Beyond the anchors: recv_many, select, rendezvous (benchmarks/README.md) ----------------
+
+RECV_MANY_RUNTIMES = ["current", "current_posted", "threads"]
+SELECT_RUNTIMES = RUNTIMES
+SELECT_SHAPES = ["2ch1c", "4ch1c", "2ch4c", "4ch4c"]
+RENDEZVOUS_ROWS = ["current", "mt2", "threads"]
+RENDEZVOUS_IMPLS = ["cochan_spmc", "cochan_mpmc", "cochan_blocking", "go_chan"]
+VALUES = 16384  # values per batch
+HANDOFFS = 2 * VALUES  # rendezvous: each value goes there and back
+
+
+def fmt_rate(entry):
+    """Million values per second from ms per batch, with the spread of the round medians."""
+    if entry is None:
+        return "—"
+    value, spread, _ = entry
+    return f"{VALUES / (value * 1e-3) / 1e6:.1f} ({spread * 100:.0f}%)"
+
+
+def table_recv_many(summary):
+    head = ["queue", "runtime", "channel", "recv (M values/s)", "recv_many(64) (M values/s)",
+            "recv_many / recv"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for q in QUEUES:
+        for rt in RECV_MANY_RUNTIMES:
+            for kind in COCHAN:
+                one = summary.get(f"recv_many/{q}/{rt}/{kind}/recv")
+                many = summary.get(f"recv_many/{q}/{rt}/{kind}/recv_many64")
+                if one is None and many is None:
+                    continue
+                ratio = f"{one[0] / many[0]:.2f}x" if (one and many) else "—"
+                lines.append("| " + " | ".join([q, rt, kind, fmt_rate(one), fmt_rate(many),
+                                                ratio]) + " |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def table_select(summary):
+    head = ["runtime", "channels", "consumers", "cochan MPMC select", "Go select", "cochan / Go"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for rt in SELECT_RUNTIMES:
+        for shape in SELECT_SHAPES:
+            ours = summary.get(f"select/bounded/{rt}/cochan_mpmc/{shape}")
+            go = summary.get(f"select/bounded/{rt}/go_chan/{shape}")
+            if ours is None and go is None:
+                continue
+            ratio = f"{ours[0] / go[0]:.2f}x" if (ours and go) else "—"
+            n, c = shape[:-1].split("ch")
+            lines.append("| " + " | ".join([rt, n, c, fmt_ms(ours), fmt_ms(go), ratio]) + " |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def fmt_handoff(entry):
+    if entry is None:
+        return "—"
+    value, spread, _ = entry
+    return f"{value * 1e6 / HANDOFFS:.0f} ({spread * 100:.0f}%)"
+
+
+def table_rendezvous(summary):
+    head = ["runtime", "cochan SPMC", "cochan MPMC", "cochan blocking (2 threads)", "Go unbuffered",
+            "fastest cochan / Go"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    go_mt2 = summary.get("rendezvous/mt2/go_chan/pingpong")
+    for rt in RENDEZVOUS_ROWS:
+        cells = {i: summary.get(f"rendezvous/{rt}/{i}/pingpong") for i in RENDEZVOUS_IMPLS}
+        if all(v is None for v in cells.values()):
+            continue
+        ours = [v for i, v in cells.items() if i != "go_chan" and v is not None]
+        go, note = cells["go_chan"], ""
+        if rt == "threads" and go is None and go_mt2 is not None:
+            go, note = go_mt2, " (vs Go mt2)"
+        ratio = (f"{min(v[0] for v in ours) / go[0]:.2f}x{note}" if (ours and go) else "—")
+        lines.append("| " + " | ".join([rt] + [fmt_handoff(cells[i]) for i in RENDEZVOUS_IMPLS]
+                                       + [ratio]) + " |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def beyond(summary):
+    """The three tables of the cases beyond the anchors, those that have data."""
+    parts = []
+    t = table_recv_many(summary)
+    if t:
+        parts.append("### recv_many(64) against recv(): million values per second (higher is "
+                     "better)\n\nOne producer, one consumer, 16,384 values per batch; "
+                     "recv_many / recv > 1 means recv_many moves more values per second.\n\n" + t)
+    t = table_select(summary)
+    if t:
+        parts.append("### select over 2 and 4 bounded channels: ms per batch of 16,384 values "
+                     "(lower is better)\n\nOne producer per channel, C consumers selecting over "
+                     "every channel until all are closed and drained; cochan / Go > 1 means Go is "
+                     "faster.\n\n" + t)
+    t = table_rendezvous(summary)
+    if t:
+        parts.append("### Rendezvous ping-pong: ns per hand-off (lower is better)\n\n"
+                     "Two tasks bounce 16,384 values over two capacity-0 channels (32,768 "
+                     "hand-offs per batch); Go: unbuffered channels with GOMAXPROCS 1 (current) "
+                     "or 2 (mt2); the threads row is compared with Go mt2.\n\n" + t)
+    return parts
+
+
 def targets(rows, summary):
     """Issue 4's targets, checked against this run (informative: nothing is asserted)."""
     out = []
@@ -313,6 +413,7 @@ def main():
         "time over the timed region (2.0 = both cores busy).\n\n" + table_parallelism(summary),
         "### OS-thread peers: CPU time / wall time\n\n" + table_threads(summary),
         "### Micro: one operation, ns per iteration\n\n" + table_micro(summary),
+        *beyond(summary),
     ])
 
     if args.readme:

@@ -9,5 +9,8 @@ int main(int argc, char** argv) {
     register_asio();
     register_boost_fiber();
     register_os_threads();
+    register_recv_many();
+    register_select();
+    register_rendezvous();
     return bench::run_main(argc, argv);
 }

@@ -115,15 +115,29 @@ func consume(s *sample, t *tally) {
 	s.done.Done() // publishes the tally to Wait
 }
 
-// prepare (untimed): the channel and the bookkeeping.
-func prepare(sp spec, tallies []tally) *sample {
-	for i := range tallies {
-		tallies[i] = tally{}
-	}
+// newSample (untimed): the channel and the bookkeeping.
+func newSample(sp spec, tallies []tally) *sample {
 	s := &sample{ch: make(chan uint64, sp.q.capacity), producersLeft: int32(sp.topo.producers),
 		tallies: tallies}
 	s.done.Add(sp.topo.producers + sp.topo.consumers)
 	return s
+}
+
+// benchCase: one registered case (the ecosystem's `spec`, and the cases of beyond.go): its name,
+// its GOMAXPROCS, how many tallies a sample fills, and per sample an untimed prepare that
+// returns the timed run.
+type benchCase interface {
+	name() string
+	procs() int
+	tallies() int
+	prepare(tallies []tally) func()
+}
+
+func (sp spec) procs() int   { return sp.rt.procs }
+func (sp spec) tallies() int { return sp.topo.consumers }
+func (sp spec) prepare(tallies []tally) func() {
+	s := newSample(sp, tallies)
+	return func() { run(sp, s) }
 }
 
 // run (timed): start the goroutines, consumers first as in every C++ peer, and wait for all.
@@ -216,19 +230,22 @@ type runResult struct {
 	cpuSeconds    float64
 }
 
-func runIterations(sp spec, iterations int64) (runResult, error) {
+func runIterations(sp benchCase, iterations int64) (runResult, error) {
 	r := runResult{iterations: iterations}
-	tallies := make([]tally, sp.topo.consumers)
+	tallies := make([]tally, sp.tallies())
 	for i := int64(0); i < iterations; i++ {
 		if samplesSinceGC++; samplesSinceGC >= gcEverySamples {
 			runtime.GC() // blocks until the cycle, sweep included, is complete
 			samplesSinceGC = 0
 		}
-		s := prepare(sp, tallies)
+		for i := range tallies { // the check reads every tally: none may keep an old sample's
+			tallies[i] = tally{}
+		}
+		timed := sp.prepare(tallies)
 		deadline.Store(monotonicNow() + sampleTimeout.Nanoseconds())
 		cpu0 := processCPUSeconds()
 		t0 := time.Now()
-		run(sp, s)
+		timed()
 		wall := time.Since(t0).Seconds()
 		cpu1 := processCPUSeconds()
 		deadline.Store(0)
@@ -258,7 +275,7 @@ func nextIterations(r runResult, minTime float64) int64 {
 	return int64(next)
 }
 
-func measure(sp spec, o *options) ([]runResult, error) {
+func measure(sp benchCase, o *options) ([]runResult, error) {
 	iterations := int64(1)
 	var first runResult
 	for {
@@ -354,7 +371,7 @@ func stddev(v []float64) float64 {
 	return math.Sqrt(s / float64(len(v)-1))
 }
 
-func record(entries []any, family int, sp spec, runs []runResult, o *options) []any {
+func record(entries []any, family int, sp benchCase, runs []runResult, o *options) []any {
 	name := sp.name()
 	ms := func(seconds float64, n int64) float64 { return seconds / float64(n) * 1e3 }
 	if !o.json {
@@ -480,7 +497,7 @@ func main() {
 		os.Exit(2)
 	}
 	// Registration order as in the C++ binary: queue, runtime, topology.
-	var specs []spec
+	var specs []benchCase
 	for _, q := range queues {
 		for _, rt := range runtimeRows {
 			for _, t := range topologies {
@@ -488,6 +505,12 @@ func main() {
 					specs = append(specs, sp)
 				}
 			}
+		}
+	}
+	// Then, as in the C++ binary, the cases beyond the anchors (beyond.go).
+	for _, c := range beyondCases() {
+		if o.selected(c.name()) {
+			specs = append(specs, c)
 		}
 	}
 	if o.listTests {
@@ -507,8 +530,8 @@ func main() {
 	var entries []any
 	failed := false
 	for family, sp := range specs {
-		if runtime.GOMAXPROCS(0) != sp.rt.procs {
-			runtime.GOMAXPROCS(sp.rt.procs)
+		if runtime.GOMAXPROCS(0) != sp.procs() {
+			runtime.GOMAXPROCS(sp.procs())
 		}
 		runs, err := measure(sp, o)
 		if err != nil {
