@@ -3,9 +3,10 @@
 // else equal. Names: `recv_many/<queue>/<runtime>/<cochan_spmc|cochan_mpmc>/<recv|recv_many64>`.
 //
 // current        producer and consumer are coroutines on the benchmark thread's event loop,
-//                resumed inline (cochan's default). A waiting consumer is resumed inside each
-//                send, so it never finds more than one value: the row shows what recv_many
-//                costs when it cannot batch.
+//                which resumes each inside a resumption scope; wake-ups use cochan's default,
+//                so the consumer runs once the producer blocks and finds a backlog. (Without
+//                scopes, as in the first run recorded in benchmarks/README.md, a waiting
+//                consumer was resumed inside each send and never found more than one value.)
 // current_posted the same with `.resume_on(loop)` on every operation: a woken consumer is
 //                queued, the producer runs on until it blocks (bounded: 64 values buffered;
 //                unbounded: all of them), and the consumer then finds a backlog to take.
@@ -161,7 +162,7 @@ template <bool Multi, bool Bounded, bool Many, mode M> class recv_many_case {
         mine.close();
     }
 
-    event_loop loop_;
+    event_loop loop_{true}; // resumption scopes
     completion done_;
     std::coroutine_handle<> consumer_, producer_;
     std::optional<tx_type> tx_; // threads: handed to the producer thread

@@ -4,9 +4,11 @@
 // = 32,768 hand-offs; the pinger's tally checks that every value came back. Names:
 // `rendezvous/<runtime>/<impl>/pingpong`; the report gives ns per hand-off (sample / 32,768).
 //
-// current  two coroutines on the benchmark thread's event loop, resumed inline (cochan's
-//          default): `cochan_spmc`, `cochan_mpmc` (spmc:: / mpmc::rendezvous).
-// mt2      the same on a pool of 2 workers, every operation `.resume_on(pool)`.
+// current  two coroutines on the benchmark thread's event loop (tasks resumed in resumption
+//          scopes), woken with cochan's default: `cochan_spmc`, `cochan_mpmc`.
+// mt2      the same on a pool of 2 workers resuming jobs in scopes, default resumption (the
+//          pair stays on one worker, as Go's runtime keeps it on one P).
+// (Earlier runs, in benchmarks/README.md, used an unscoped loop and `.resume_on(pool)`.)
 // threads  two OS threads with `blocking_send` / `blocking_recv` (SPMC): `cochan_blocking`.
 // Go's peer: two goroutines over unbuffered channels, GOMAXPROCS 1 (current) and 2 (mt2).
 #include "ecosystem.hpp"
@@ -17,7 +19,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 namespace bench::eco {
@@ -32,30 +33,13 @@ template <bool Multi> auto make_rendezvous() {
 template <bool Multi> using rv_tx = typename decltype(make_rendezvous<Multi>())::first_type;
 template <bool Multi> using rv_rx = typename decltype(make_rendezvous<Multi>())::second_type;
 
-struct resume_inline {};
-
-template <class Tx, class Post> auto send_on(Tx& tx, std::uint64_t v, Post post) {
-    if constexpr (std::is_same_v<Post, resume_inline>)
-        return tx.send(v);
-    else
-        return tx.send(v).resume_on(post);
-}
-
-template <class Rx, class Post> auto recv_on(Rx& rx, Post post) {
-    if constexpr (std::is_same_v<Post, resume_inline>)
-        return rx.recv();
-    else
-        return rx.recv().resume_on(post);
-}
-
-template <class Tx, class Rx, class Post>
-task pinger(Tx ping, Rx pong, tally& t, Post post, completion& done) {
+template <class Tx, class Rx> task pinger(Tx ping, Rx pong, tally& t, completion& done) {
     {
         Tx out = std::move(ping);
         Rx back = std::move(pong);
         for (std::uint64_t v = 1; v <= total_values; ++v) {
-            if (!co_await send_on(out, v, post)) fatal("rendezvous: ping failed");
-            auto r = co_await recv_on(back, post);
+            if (!co_await out.send(v)) fatal("rendezvous: ping failed");
+            auto r = co_await back.recv();
             if (!r) fatal("rendezvous: no pong");
             t.add(*r);
         }
@@ -64,15 +48,14 @@ task pinger(Tx ping, Rx pong, tally& t, Post post, completion& done) {
     done.finish();
 }
 
-template <class Rx, class Tx, class Post>
-task ponger(Rx ping, Tx pong, Post post, completion& done) {
+template <class Rx, class Tx> task ponger(Rx ping, Tx pong, completion& done) {
     {
         Rx in = std::move(ping);
         Tx out = std::move(pong);
         for (;;) {
-            auto r = co_await recv_on(in, post);
+            auto r = co_await in.recv();
             if (!r) break; // the pinger closed: done
-            if (!co_await send_on(out, *r, post)) fatal("rendezvous: pong failed");
+            if (!co_await out.send(*r)) fatal("rendezvous: pong failed");
         }
         out.close();
     }
@@ -90,8 +73,8 @@ template <bool Multi, bool Pool> class coroutine_case {
         auto [ping_tx, ping_rx] = make_rendezvous<Multi>();
         auto [pong_tx, pong_rx] = make_rendezvous<Multi>();
         // The ponger first, so it waits when the first ping comes.
-        ponger_ = ponger(std::move(ping_rx), std::move(pong_tx), poster(), done_).handle();
-        pinger_ = pinger(std::move(ping_tx), std::move(pong_rx), t[0], poster(), done_).handle();
+        ponger_ = ponger(std::move(ping_rx), std::move(pong_tx), done_).handle();
+        pinger_ = pinger(std::move(ping_tx), std::move(pong_rx), t[0], done_).handle();
     }
 
     void run() {
@@ -108,14 +91,7 @@ template <bool Multi, bool Pool> class coroutine_case {
     }
 
   private:
-    auto poster() {
-        if constexpr (Pool)
-            return pool_->executor();
-        else
-            return resume_inline{};
-    }
-
-    event_loop loop_;
+    event_loop loop_{true}; // resumption scopes
     std::optional<cochan_test::thread_pool> pool_;
     completion done_;
     std::coroutine_handle<> ponger_, pinger_;

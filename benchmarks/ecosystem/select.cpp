@@ -5,8 +5,12 @@
 // disconnected and drained). Names: `select/bounded/<runtime>/cochan_mpmc/<N>ch<C>c`, N = 2, 4;
 // C = 1, 4. Go's peer (benchmarks/peers/go) runs the same workload with `select`.
 //
-// current  the benchmark thread's event loop; woken coroutines resume inline (cochan's default).
-// mt2/mt4  a pool of W workers; every send and select uses `.resume_on(pool)`.
+// current  the benchmark thread's event loop, resuming each task inside a resumption scope;
+//          woken coroutines resume with cochan's default (on the waker's thread, once it
+//          suspends or returns).
+// mt2/mt4  a pool of W workers resuming each job inside a scope, with the default resumption
+//          too (the ecosystem mt rows' setup).
+// (Earlier runs, in benchmarks/README.md, used unscoped loops and `.resume_on(pool)`.)
 #include "ecosystem.hpp"
 
 #include "../common/channels.hpp"
@@ -19,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -30,44 +33,26 @@ namespace {
 using tx_type = sender_t<true, true>;
 using rx_type = receiver_t<true, true>;
 
-struct resume_inline {};
-
-template <class Tx, class Post>
-task producer(Tx tx, std::uint64_t first, std::uint64_t last, Post post, completion& done) {
+// The producer takes its sender as a template parameter, as cochan.cpp's does.
+template <class Tx>
+task producer(Tx tx, std::uint64_t first, std::uint64_t last, completion& done) {
     {
         Tx mine = std::move(tx); // dropped inside the task: disconnection is timed
         for (std::uint64_t i = first; i < last; ++i) {
-            if constexpr (std::is_same_v<Post, resume_inline>) {
-                auto r = co_await mine.send(i + 1);
-                if (!r) fatal("select: send failed");
-            } else {
-                auto r = co_await mine.send(i + 1).resume_on(post);
-                if (!r) fatal("select: send failed");
-            }
+            auto r = co_await mine.send(i + 1);
+            if (!r) fatal("select: send failed");
         }
         mine.close();
     }
     done.finish();
 }
 
-/// `select(rx[0], ..., rx[N-1])`, with `.resume_on(post)` unless Post is resume_inline.
-template <std::size_t N, class Post> auto select_all(const std::array<rx_type, N>& rx, Post post) {
-    return std::apply(
-        [&](const auto&... r) { // `post` is used by the posted variant only
-            if constexpr (std::is_same_v<Post, resume_inline>)
-                return cochan::select(r...);
-            else
-                return cochan::select(r...).resume_on(post);
-        },
-        rx);
-}
-
-template <std::size_t N, class Post>
-task consumer(std::array<rx_type, N> rx, tally& t, Post post, completion& done) {
+template <std::size_t N> task consumer(std::array<rx_type, N> rx, tally& t, completion& done) {
     {
         std::array<rx_type, N> mine = std::move(rx);
         for (;;) {
-            auto r = co_await select_all(mine, post);
+            auto r =
+                co_await std::apply([](const auto&... r) { return cochan::select(r...); }, mine);
             if (!r) break; // every channel disconnected and drained (no token: never cancelled)
             t.add(std::visit([](std::uint64_t v) { return v; }, *r));
         }
@@ -88,11 +73,10 @@ template <std::size_t N, bool Pool> class select_case {
         std::array<rx_type, N> rxs = make_receivers(txs, std::make_index_sequence<N>{});
         // Consumers first, so they are waiting when the producers start (as in every case).
         for (unsigned c = 0; c < topo_.consumers; ++c)
-            handles_.push_back(consumer<N>(rxs, t[c], poster(), done_).handle());
+            handles_.push_back(consumer<N>(rxs, t[c], done_).handle());
         for (unsigned p = 0; p < N; ++p) {
             handles_.push_back(
-                producer(std::move(txs[p]), topo_.first(p), topo_.last(p), poster(), done_)
-                    .handle());
+                producer(std::move(txs[p]), topo_.first(p), topo_.last(p), done_).handle());
         }
         // rxs and txs (this function's copies) are dropped here, before the timed region.
     }
@@ -120,16 +104,9 @@ template <std::size_t N, bool Pool> class select_case {
         return {one(I)...};
     }
 
-    auto poster() {
-        if constexpr (Pool)
-            return pool_->executor();
-        else
-            return resume_inline{};
-    }
-
     topology topo_;
     unsigned workers_;
-    event_loop loop_;
+    event_loop loop_{true}; // resumption scopes
     std::optional<cochan_test::thread_pool> pool_;
     completion done_;
     std::vector<std::coroutine_handle<>> handles_;

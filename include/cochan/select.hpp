@@ -34,29 +34,32 @@ template <class R>
 using receiver_queue_t =
     std::remove_pointer_t<decltype(detail::receiver_queue_of(std::declval<const R&>()))>;
 
-/// `co_await cochan::select(rx...)`: one receive operation state per channel, each linked in
-/// its channel's FIFO, and the claim (detail/select_claim.hpp) that lets exactly one of them
-/// complete. Holds a counted reference to every channel, so a branch can be unlinked whatever
-/// happened to the receivers meanwhile. Awaited in place: neither copyable nor movable.
-/// Thread safety: one awaitable is awaited by one coroutine.
+/// `co_await cochan::select(rx...)`. Awaited in place: neither copyable nor movable. Thread
+/// safety: one awaitable is awaited by one coroutine.
 ///
-/// Life: await_suspend links the branches in index order. A branch that finds a value takes it
-/// (winning the claim) and linking stops; a branch whose channel has ended is counted and
-/// skipped; once the claim is decided by anyone, linking stops. The coroutine suspends unless
-/// it decided itself; the decision's one notification resumes it (never from inside
-/// await_suspend: see select_claim's `armed_`). await_resume unlinks every other branch, each
-/// under its own channel's lock, and moves the winner's value out.
+/// Life:
+/// - await_ready tries the receivers in index order (`try_recv`), as `try_select` does: a
+///   select that finds a value completes there, with no claim, no reference and no waiter.
+/// - await_suspend (nothing was there) takes a counted reference to every channel, so a branch
+///   can be unlinked whatever happens to the receivers meanwhile, then makes one receive
+///   operation state per channel and links them in index order. A branch that finds a value
+///   takes it (winning the claim, detail/select_claim.hpp) and linking stops; a branch whose
+///   channel has ended is counted and skipped; once anyone has decided the claim, linking
+///   stops. The coroutine suspends unless this thread decided; the decision's one notification
+///   resumes it (never from inside await_suspend: see select_claim's `armed_`).
+/// - await_resume unlinks every other branch, each under its own channel's lock, and moves the
+///   winner's value out.
 template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     static constexpr std::size_t branches = sizeof...(Queues);
-    using refs = std::tuple<queue_ref<Queues>...>;
+    using receivers = std::tuple<const basic_receiver<Queues>*...>;
 
   public:
     using value_type = std::variant<typename Queues::value_type...>;
     using result_type = recv_result<value_type>;
 
-    select_awaitable(std::stop_token token, Resume resume, refs queues)
-        : select_awaitable(std::index_sequence_for<Queues...>{}, std::move(token),
-                           std::move(resume), std::move(queues)) {}
+    select_awaitable(std::stop_token token, Resume resume, receivers rx)
+        : rx_(rx), claim_(static_cast<int>(branches), &wake, this), token_(std::move(token)),
+          resume_(std::move(resume)) {}
     select_awaitable(const select_awaitable&) = delete;
     select_awaitable& operator=(const select_awaitable&) = delete;
 
@@ -64,7 +67,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     /// the claim is decided first, so no channel grants a branch any more; then every branch
     /// unlinks (member destruction), and a winner whose value was never delivered gives it back.
     ~select_awaitable() {
-        if (!started_) return; // never awaited, or a resume_on() source: nothing to undo
+        if (!states_) return; // never linked: nothing to undo
         stop_cb_.reset();
         claim_.decide(select_claim::cancelled);
         trampoline::withdraw(&node_);
@@ -74,23 +77,32 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     /// on the completing thread (as `recv().resume_on(post)`). Call before awaiting.
     template <resume_target Post>
     select_awaitable<resume_via_t<Post>, Queues...> resume_on(Post&& post) && {
-        return {std::move(token_), resume_via_t<Post>{make_poster(std::forward<Post>(post))},
-                std::move(queues_)};
+        return {std::move(token_), resume_via_t<Post>{make_poster(std::forward<Post>(post))}, rx_};
     }
 
-    bool await_ready() const noexcept { return false; }
+    /// Takes the first value there is, lowest index first; true if it did, or if every channel
+    /// has ended, or if the token is already stopped (then `cancelled`, even with a value).
+    bool await_ready() {
+        if (token_.stop_requested()) {
+            now_.emplace(std::in_place_index<1>, recv_errc::cancelled);
+        } else {
+            try_all(now_, rx_);
+        }
+        return now_.has_value();
+    }
 
     /// Links the branches. true: suspended; another thread may resume (and destroy) this
     /// coroutine at once, so nothing here touches *this after the claim's `suspend()`.
     bool await_suspend(std::coroutine_handle<> h) {
-        started_ = true;
         node_.handle_ = h;
+        std::apply([this](const auto*... rx) { link_all(make_op_source(*rx).queue...); }, rx_);
         if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
         if (link<0>()) return false; // decided by this thread: nothing will notify
         return claim_.suspend();
     }
 
     result_type await_resume() {
+        if (now_) return std::move(*now_);
         stop_cb_.reset(); // waits for a stop callback running on another thread
         const int decision = claim_.decision();
         abandon_all_but(decision, std::index_sequence_for<Queues...>{});
@@ -101,11 +113,11 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     }
 
   private:
-    template <std::size_t... I>
-    select_awaitable(std::index_sequence<I...>, std::stop_token token, Resume resume, refs queues)
-        : queues_(std::move(queues)), claim_(static_cast<int>(branches), &wake, this),
-          states_(std::get<I>(queues_).get()...), token_(std::move(token)),
-          resume_(std::move(resume)) {}
+    /// Takes the references and makes the branches' states (not linked yet).
+    void link_all(queue_ref<Queues>... queues) {
+        states_.emplace(queues.get()...);
+        queues_.emplace(std::move(queues)...);
+    }
 
     /// Links branch I and the ones after it. True when this thread decided the claim (it took
     /// a value, or every branch's channel had ended), so no notification will come.
@@ -113,7 +125,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
         if constexpr (I == branches) {
             return claim_.branch_ended(); // the owner's own unit of `live_`
         } else {
-            auto& state = std::get<I>(states_);
+            auto& state = std::get<I>(*states_);
             state.join_select(claim_, static_cast<int>(I));
             if (state.start(&select_claim::notify_branch, {})) return link<I + 1>(); // linked
             switch (state.outcome_) {
@@ -128,7 +140,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
 
     template <std::size_t... I>
     void abandon_all_but(int winner, std::index_sequence<I...>) noexcept {
-        ((static_cast<int>(I) != winner ? std::get<I>(states_).abandon() : void()), ...);
+        ((static_cast<int>(I) != winner ? std::get<I>(*states_).abandon() : void()), ...);
     }
 
     /// The winner's value, moved once into the result's variant.
@@ -136,7 +148,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
         if constexpr (I + 1 < branches) {
             if (winner != static_cast<int>(I)) return take<I + 1>(winner);
         }
-        return std::get<I>(states_).template result<result_type>(std::in_place_index<I>);
+        return std::get<I>(*states_).template result<result_type>(std::in_place_index<I>);
     }
 
     /// The select's notification: resume the owner (select_claim calls it once).
@@ -155,15 +167,37 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
         }
     };
 
-    refs queues_;        // counted; destroyed last
+    receivers rx_;                   // the caller's receivers, alive until the co_await ends
+    std::optional<result_type> now_; // completed in await_ready
+    std::optional<std::tuple<queue_ref<Queues>...>> queues_; // taken to link; destroyed last
     select_claim claim_; // outlives the branches, which may still be linked until destroyed
     waiter_base node_;   // the select's own node: its handle, and its place on the trampoline
-    std::tuple<recv_op_state<Queues>...> states_;
+    std::optional<std::tuple<recv_op_state<Queues>...>> states_; // made to link
     std::stop_token token_;
     std::optional<std::stop_callback<canceller>> stop_cb_;
     [[no_unique_address]] Resume resume_;
-    bool started_ = false; // owner only: await_suspend was called
 };
+
+/// try_select's pass: the first receiver (lowest index) with a value gives it to `out`, else
+/// `out` is `disconnected` if every channel has ended, else left empty.
+template <class Result, class... Rx>
+void try_all(std::optional<Result>& out, const std::tuple<const Rx*...>& rx) {
+    bool ended = true;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+            auto got = std::get<J>(rx)->try_recv();
+            if (got) {
+                out.emplace(std::in_place, std::in_place_index<J>, std::move(*got));
+                return true;
+            }
+            if (got.error() != recv_errc::disconnected) ended = false;
+            return false;
+        };
+        (one(std::integral_constant<std::size_t, I>{}) || ...);
+    }
+    (std::index_sequence_for<Rx...>{});
+    if (!out && ended) out.emplace(std::in_place_index<1>, recv_errc::disconnected);
+}
 
 template <class... Rx>
 using select_awaitable_for = select_awaitable<resume_inline, receiver_queue_t<Rx>...>;
@@ -171,8 +205,8 @@ using select_awaitable_for = select_awaitable<resume_inline, receiver_queue_t<Rx
 template <class... Rx>
 using select_result_for = recv_result<std::variant<typename Rx::value_type...>>;
 
-template <class... Rx> auto select_refs(const Rx&... rx) {
-    return std::tuple<queue_ref<receiver_queue_t<Rx>>...>(make_op_source(rx).queue...);
+template <class... Rx> auto select_receivers(const Rx&... rx) {
+    return std::tuple<const basic_receiver<receiver_queue_t<Rx>>*...>(&rx...);
 }
 
 } // namespace detail
@@ -202,7 +236,7 @@ concept channel_receiver = requires(const R& rx) {
 /// exception propagates from the `co_await` and the value stays in its channel.
 template <channel_receiver... Rx>
 requires(sizeof...(Rx) >= 2) auto select(const Rx&... rx) {
-    return detail::select_awaitable_for<Rx...>({}, {}, detail::select_refs(rx...));
+    return detail::select_awaitable_for<Rx...>({}, {}, detail::select_receivers(rx...));
 }
 
 /// As `select(rx...)`, and a stop request on `token` while it waits completes it with
@@ -210,7 +244,8 @@ requires(sizeof...(Rx) >= 2) auto select(const Rx&... rx) {
 /// stopped cancels it even if a value is there (use `try_select` first to take what is there).
 template <channel_receiver... Rx>
 requires(sizeof...(Rx) >= 2) auto select(std::stop_token token, const Rx&... rx) {
-    return detail::select_awaitable_for<Rx...>(std::move(token), {}, detail::select_refs(rx...));
+    return detail::select_awaitable_for<Rx...>(std::move(token), {},
+                                               detail::select_receivers(rx...));
 }
 
 /// A select over one receiver is a plain receive: deleted, and the compiler quotes the reason.
@@ -228,22 +263,9 @@ template <channel_receiver... Rx>
 requires(sizeof...(Rx) >= 2) auto try_select(const Rx&... rx) {
     using result_type = detail::select_result_for<Rx...>;
     std::optional<result_type> taken;
-    bool ended = true;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>, const auto& r) {
-            auto got = r.try_recv();
-            if (got) {
-                taken.emplace(std::in_place, std::in_place_index<J>, std::move(*got));
-                return true;
-            }
-            if (got.error() != recv_errc::disconnected) ended = false;
-            return false;
-        };
-        (one(std::integral_constant<std::size_t, I>{}, rx) || ...);
-    }
-    (std::index_sequence_for<Rx...>{});
+    detail::try_all(taken, detail::select_receivers(rx...));
     if (taken) return std::move(*taken);
-    return result_type(std::in_place_index<1>, ended ? recv_errc::disconnected : recv_errc::empty);
+    return result_type(std::in_place_index<1>, recv_errc::empty);
 }
 
 } // namespace cochan
