@@ -1,6 +1,7 @@
 // cochan: every channel (SPMC, MPMC and one-shot) and their results.
 #pragma once
 
+#include <cochan/bind.hpp>
 #include <cochan/mpmc.hpp>
 #include <cochan/oneshot.hpp>
 #include <cochan/result.hpp>
