@@ -253,6 +253,7 @@ class ledger {
     void check_step() {
         std::array<std::size_t, max_channels> buffered{};
         std::array<std::size_t, max_channels> granted{};
+        std::vector<int> held_by(actors_.all().size(), 0); // granted values each consumer holds
         for (const auto& value : values_) {
             const void* w = value.where;
             if (w == nullptr) continue;
@@ -265,6 +266,16 @@ class ledger {
                 ++buffered[ch]; // neither in a producer's hands nor in a consumer's: in the buffer
             } else if (holder->awaiting_recv) {
                 ++granted[ch]; // in the receive slot of a consumer that has not taken it yet
+                ++held_by[static_cast<std::size_t>(holder->index)];
+            }
+        }
+        for (const auto& a : actors_.all()) {
+            // One receive (or select) takes one value: a second one in its frame was granted
+            // to a branch that lost its select.
+            if (held_by[static_cast<std::size_t>(a.index)] > 1) {
+                log_.fail(a.name + " holds " +
+                          std::to_string(held_by[static_cast<std::size_t>(a.index)]) +
+                          " granted values (a select's losing branch kept one)");
             }
         }
         for (int i = 0; i < max_channels; ++i) {
