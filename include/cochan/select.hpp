@@ -98,6 +98,10 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
         std::apply([this](const auto*... rx) { link_all(make_op_source(*rx).queue...); }, rx_);
         if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
         if (link<0>()) return false; // decided by this thread: nothing will notify
+        // Every branch linked or skipped, the owner's unit of `armed_` not yet taken: a channel
+        // or the stop callback may decide the select here (another thread); suspend() then
+        // sees that the notification came first, and the coroutine goes on without suspending.
+        COCHAN_DETAIL_INTERLEAVE(select_linked);
         return claim_.suspend();
     }
 
@@ -140,7 +144,17 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
 
     template <std::size_t... I>
     void abandon_all_but(int winner, std::index_sequence<I...>) noexcept {
-        ((static_cast<int>(I) != winner ? std::get<I>(*states_).abandon() : void()), ...);
+        (abandon_unless<I>(winner), ...);
+    }
+
+    /// Unlinks branch I unless it won. Until then it may still be linked in its channel, which
+    /// skips it (a grant there loses the claim and passes the value to the next waiter).
+    template <std::size_t I> void abandon_unless(int winner) noexcept {
+        if (static_cast<int>(I) == winner) return;
+        // Decided, branches before this one unlinked, this one maybe still linked: another
+        // thread may send to its channel here.
+        COCHAN_DETAIL_INTERLEAVE(select_unlink);
+        std::get<I>(*states_).abandon();
     }
 
     /// The winner's value, moved once into the result's variant.

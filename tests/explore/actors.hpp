@@ -110,7 +110,12 @@ struct actor_info {
     bool posted = false;         // notified during its current operation
     std::uint64_t posted_at = 0; // the clock when it was notified
     std::uint64_t linked_at = 0; // the clock when its current operation began
-    bool was_oldest = false;     // when notified, it was the oldest waiter of its side
+    int channel = 0;             // the channel its operations use (a select: all of them)
+    unsigned wait_mask = 0;      // the channels its current operation waits on (bit per channel)
+    bool selecting = false;      // its current operation is a select
+    unsigned older_mask = 0;     // when notified: channels where an older waiter of its side waited
+    waiter_base select_node;     // a select's stand-in waiter node (the explorer's, not the
+                                 // library's): waiting from its suspension to its notification
     // The current operation: its waiter node (inside the awaitable, in the frame), a serial
     // number, whether it suspended, and whether a stop landed before it linked.
     waiter_base* waiter = nullptr;
@@ -158,6 +163,7 @@ template <class T, std::size_t N> class small_stack {
 };
 
 template <class Op> struct tracked;
+template <class Op> struct tracked_select;
 
 /// The actors of one run, the ready queue, and what the explorer knows of each one's
 /// current operation.
@@ -258,12 +264,16 @@ class actor_table {
     yield_awaiter yield(actor_info& self) noexcept { return {this, &self}; }
 
     /// Before `co_await`ing a channel operation (or the gate).
-    void begin_op(actor_info& self, const char* what, int value, bool receive, bool gate = false) {
+    /// `channels`: the channels it waits on (a bit each); 0: its own channel.
+    void begin_op(actor_info& self, const char* what, int value, bool receive, bool gate = false,
+                  unsigned channels = 0) {
         self.op = what;
         self.op_value = value;
         self.posted = false;
         self.awaiting_recv = receive;
         self.gate_op = gate;
+        self.selecting = channels != 0;
+        self.wait_mask = channels != 0 ? channels : 1U << self.channel;
         self.linked_at = log_.tick();
     }
 
@@ -272,13 +282,21 @@ class actor_table {
     template <class Op> tracked<Op> track(actor_info& self, Op& op) noexcept {
         return {this, &self, &op};
     }
+    /// The same for a select (`cochan::select(...).resume_on(executor())`), which has no waiter
+    /// node of its own the explorer could read: it follows `self.select_node` instead.
+    template <class Op> tracked_select<Op> track_select(actor_info& self, Op& op) noexcept {
+        return {this, &self, &op};
+    }
 
     /// After an operation that completed through a notification with a value or a slot: it
     /// must have been granted to the oldest waiter of its side (FIFO among waiters, rule 2).
-    void check_granted_in_order(const actor_info& self) {
-        if (!self.was_oldest) {
-            log_.fail(self.name + " was granted " + doing(self) +
-                      " although an older waiter of its side was waiting (FIFO among waiters)");
+    /// `channel`: the channel it came from (-1: its own).
+    void check_granted_in_order(const actor_info& self, int channel = -1) {
+        const int ch = channel >= 0 ? channel : self.channel;
+        if ((self.older_mask & (1U << ch)) != 0) {
+            log_.fail(self.name + " was granted " + doing(self) + " on channel " +
+                      std::to_string(ch) + " although an older waiter of its side was waiting " +
+                      "there (FIFO among waiters)");
         }
     }
     bool notified(const actor_info& self) const noexcept { return self.posted; }
@@ -294,13 +312,25 @@ class actor_table {
 
     /// The values of the sends waiting now (linked, not admitted): a `try_send` about to run
     /// must not get ahead of them.
-    std::vector<int> waiting_sends() const {
+    std::vector<int> waiting_sends(int channel = 0) const {
         std::vector<int> ids;
         for (const auto& a : actors_) {
-            if (a.linked() && !a.awaiting_recv && !a.gate_op && a.op_value >= 0)
+            if (a.linked() && !a.awaiting_recv && !a.gate_op && a.op_value >= 0 &&
+                a.channel == channel)
                 ids.push_back(a.op_value);
         }
         return ids;
+    }
+
+    /// How many operations of one side wait (linked) on `channel`.
+    int waiting_on(int channel, bool receive) const {
+        int n = 0;
+        for (const auto& a : actors_) {
+            if (a.linked() && !a.gate_op && a.awaiting_recv == receive &&
+                (a.wait_mask & (1U << channel)) != 0)
+                ++n;
+        }
+        return n;
     }
 
     void saw_cancelled(actor_info& self) {
@@ -497,7 +527,9 @@ class actor_table {
                 log_.note("queued on the trampoline: " + notifying_.back()->name);
             }
             break;
-        case hook_point::release_grant: break;
+        case hook_point::release_grant:
+        case hook_point::select_linked:
+        case hook_point::select_unlink: break;
         }
         return linker;
     }
@@ -574,15 +606,16 @@ class actor_table {
             log_.fail(a.name + " was notified while " + state_word(a) + " (" + doing(a) + ")");
             return false;
         }
-        a.was_oldest = true;
+        a.older_mask = 0;
         if (!a.gate_op) {
             for (const auto& other : actors_) {
                 if (&other != &a && other.linked() && !other.gate_op &&
                     other.awaiting_recv == a.awaiting_recv && other.linked_at < a.linked_at) {
-                    a.was_oldest = false;
+                    a.older_mask |= other.wait_mask & a.wait_mask;
                 }
             }
         }
+        if (a.selecting) a.select_node.state_ = wait_state::done;
         a.state = next;
         a.posted = true;
         a.posted_at = log_.tick();
@@ -650,6 +683,33 @@ template <class Op> struct tracked {
         actor_info* a = self;
         const std::uint64_t serial = t->begin_linking(*a, waiter_of(*op));
         const bool linked = op->await_suspend(h);
+        t->end_linking(*a, serial, linked);
+        return linked;
+    }
+    auto await_resume() {
+        actors->resumed(*self);
+        return op->await_resume();
+    }
+};
+
+/// The awaiter `actors.track_select(self, op)` returns: as tracked<Op>, for a select resumed
+/// through the explorer's executor. Its stand-in node is `idle` while the select links its
+/// branches (so a stop landing then must cancel it at once), `waiting` once it suspended, and
+/// `done` when it is notified (actor_table::mark_notified).
+template <class Op> struct tracked_select {
+    actor_table* actors;
+    actor_info* self;
+    Op* op;
+
+    bool await_ready() { return op->await_ready(); }
+    bool await_suspend(std::coroutine_handle<> h) {
+        actor_table* t = actors;
+        actor_info* a = self;
+        a->select_node.state_ = wait_state::idle;
+        const std::uint64_t serial = t->begin_linking(*a, &a->select_node);
+        const bool linked = op->await_suspend(h);
+        if (linked && a->op_serial == serial && a->select_node.state_ == wait_state::idle)
+            a->select_node.state_ = wait_state::waiting;
         t->end_linking(*a, serial, linked);
         return linked;
     }

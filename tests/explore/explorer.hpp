@@ -1,37 +1,46 @@
 // Deterministic schedule exploration for cochan's channels: the umbrella header, which every
 // source of cochan_explore includes first (before any cochan header), and the overview.
 //
-// A scenario is a few coroutines ("actors") sharing one channel. An actor either resumes
-// through `.resume_on(executor)` (it is posted, and runs when the explorer picks it) or uses
-// the default inline resumption: the operation that completes its wait resumes it at once,
-// through the library's trampoline, inside that operation; while a coroutine runs inside the
-// trampoline, the others it wakes are queued there. Actors also yield between operations.
-// At each step the explorer chooses one option among the coroutines that are ready and the
-// scenario's pending events (a stop request, a harness `try_send`/`try_recv`, dropping or
-// closing an endpoint the harness holds, destroying a suspended coroutine, "kicking" an actor
-// that waits at its gate). Inside the library, at the points marked COCHAN_DETAIL_INTERLEAVE
+// A scenario is a few coroutines ("actors") sharing one channel, or two: a select actor receives
+// from both through `cochan::select` (resumed through the executor), beside plain actors on
+// either. An actor either resumes through `.resume_on(executor)` (it is posted, and runs when
+// the explorer picks it) or uses the default inline resumption: the operation that completes its
+// wait resumes it at once, through the library's trampoline, inside that operation; while a
+// coroutine runs inside the trampoline, the others it wakes are queued there. Actors also yield
+// between operations. At each step the explorer chooses one option among the coroutines that are
+// ready and the scenario's pending events (a stop request, a harness `try_send`/`try_recv`,
+// dropping or closing an endpoint the harness holds, destroying a suspended coroutine, "kicking" an
+// actor that waits at its gate). Inside the library, at the points marked COCHAN_DETAIL_INTERLEAVE
 // (a slot freed by release_grant before a sender is admitted, a woken waiter queued on the
-// trampoline, a receive or send about to link itself after registering its stop callback;
-// none of them under the channel's lock), the explorer chooses again: continue, or first fire
-// one of the events the scenario allows at that point, as another thread (or the coroutine
-// running there) could. Each event says where it may fire (`add_event`'s `where`, the `*_at`
-// masks of `scenario_spec`: at::step, at::release_grant, ...); one allowed only between steps
-// adds no choice at a hook, so a scenario that allows none at hooks explores exactly the
+// trampoline, a receive or send about to link itself after registering its stop callback, a
+// select whose branches are all linked before it suspends, a decided select about to unlink a
+// losing branch; none of them under a channel's lock), the explorer chooses again: continue, or
+// first fire one of the events the scenario allows at that point, as another thread (or the
+// coroutine running there) could. Each event says where it may fire (`add_event`'s `where`, the
+// `*_at` masks of `scenario_spec`: at::step, at::release_grant, ...); one allowed only between
+// steps adds no choice at a hook, so a scenario that allows none at hooks explores exactly the
 // schedules it did before hooks existed. A run is a sequence of choices: `explore()` enumerates
 // every sequence up to a depth bound (stateless DFS: replay a prefix, then take option 0), then
 // runs N seeded random schedules, and checks every run:
 //
-// - exactly-once: every value created has exactly one fate: received once, handed back to its
-//   producer by a failed send (the very same value), or destroyed by the channel; a value whose
-//   send succeeded may be destroyed only once no receiver remains;
+// - exactly-once, across both channels: every value created has exactly one fate: received
+//   once, handed back to its producer by a failed send (the very same value), or destroyed by
+//   the channel; a value whose send succeeded may be destroyed only once no receiver remains;
 // - FIFO per producer: each consumer sees a producer's values in order, and so does the
 //   channel's order of taking values (the moment a value leaves the buffer or is granted);
 // - no barging: a value accepted by a `try_send` while a send was waiting does not leave the
 //   channel before that send's value (rule 2, FIFO of waiting senders);
-// - strict capacity, at every step: values buffered plus values granted to receivers that have
-//   not run yet never exceed the capacity, and `size()` equals the values buffered;
-// - no lost wake-up, at every step: a receiver waits only while nothing is buffered and a
-//   sender remains; a sender waits only while no slot is free and a receiver remains; no
+// - strict capacity, at every step and per channel: values buffered plus values granted to
+//   receivers that have not run yet never exceed the capacity, and `size()` equals the values
+//   buffered; a rendezvous buffers nothing, and a send on it succeeds only once a receiver has
+//   the value; no consumer holds two granted values (a select's losing branch kept one);
+// - select: the value came from the channel its index names; one that finds values without
+//   waiting takes the lowest index's, and does not wait when a value is buffered; a stop while
+//   it links completes it without waiting; `disconnected` only once every channel has ended;
+// - no lost wake-up, at every step: a receiver (a select: on each of its channels) waits only
+//   while nothing is buffered and a sender remains (and no receiver closed the channel); on a
+//   rendezvous a receiver and a sender never both wait, and a `try_send`/`try_recv` finds the
+//   waiting peer; a sender waits only while no slot is free and a receiver remains; no
 //   operation is completed without its coroutine being notified, nothing is left queued on
 //   the trampoline;
 // - cancellation: a stop requested before an operation starts, or while it is about to link

@@ -33,6 +33,8 @@ enum class hook_point : unsigned char {
     trampoline_queued, // trampoline::resume: a woken waiter was queued instead of resumed
     recv_before_link,  // recv_op_state::start: stop callback registered, not linked
     send_before_link,  // send_op_state::start: likewise
+    select_linked,     // select_awaitable::await_suspend: every branch linked, owner not suspended
+    select_unlink,     // select_awaitable::await_resume: decided, about to unlink a losing branch
 };
 
 /// What the interleaving points call: run_state::at_hook of the run in progress (run_state
@@ -60,6 +62,8 @@ inline const char* hook_name(hook_point p) noexcept {
     case hook_point::trampoline_queued: return "trampoline_queued";
     case hook_point::recv_before_link: return "recv_before_link";
     case hook_point::send_before_link: return "send_before_link";
+    case hook_point::select_linked: return "select_linked";
+    case hook_point::select_unlink: return "select_unlink";
     }
     return "?";
 }
@@ -76,7 +80,10 @@ inline constexpr where_mask trampoline_queued = hook(hook_point::trampoline_queu
 inline constexpr where_mask recv_before_link = hook(hook_point::recv_before_link);
 inline constexpr where_mask send_before_link = hook(hook_point::send_before_link);
 inline constexpr where_mask before_link = recv_before_link | send_before_link;
-inline constexpr where_mask hooks = release_grant | trampoline_queued | before_link;
+inline constexpr where_mask select_linked = hook(hook_point::select_linked);
+inline constexpr where_mask select_unlink = hook(hook_point::select_unlink);
+inline constexpr where_mask select_points = select_linked | select_unlink;
+inline constexpr where_mask hooks = release_grant | trampoline_queued | before_link | select_points;
 } // namespace at
 
 /// Something the explorer may make happen once, while `enabled()`: a stop request, a harness

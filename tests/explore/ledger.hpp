@@ -13,6 +13,7 @@
 #include "explore/schedule.hpp"
 #include "support/counted.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -28,6 +29,7 @@ using cochan_test::counted;
 struct value_record {
     int producer = 0;
     int seq = 0;
+    int channel = 0;             // the channel its producer sends on
     const void* where = nullptr; // the live object carrying the value (not a moved-from husk)
     int received = 0;
     int returned = 0;
@@ -66,16 +68,43 @@ class ledger {
     ledger(const ledger&) = delete;
     ledger& operator=(const ledger&) = delete;
 
-    // ---- the channel ------------------------------------------------------------------------
+    // ---- the channels -----------------------------------------------------------------------
 
-    /// Its capacity (0: unbounded) and how to read its buffered size.
-    void observe_channel(std::size_t capacity, std::function<std::size_t()> size) {
-        capacity_ = capacity;
-        channel_size_ = std::move(size);
+    /// A run has one or two channels (a select receives from both).
+    static constexpr int max_channels = 2;
+
+    /// Channel `ch`: bounded or not, its capacity (a bounded one of capacity 0 is a
+    /// rendezvous), and how to read its buffered size.
+    void observe_channel(int ch, bool bounded, std::size_t capacity,
+                         std::function<std::size_t()> size) {
+        auto& c = ch_[static_cast<std::size_t>(ch)];
+        c.present = true;
+        c.bounded = bounded;
+        c.capacity = capacity;
+        c.size = std::move(size);
     }
-    /// The connected endpoints of each side (held<E> counts them).
-    int& live_senders() noexcept { return live_tx_; }
-    int& live_receivers() noexcept { return live_rx_; }
+    /// The connected endpoints of each side of channel `ch` (held<E> counts them).
+    int& live_senders(int ch = 0) noexcept { return ch_[static_cast<std::size_t>(ch)].live_tx; }
+    int& live_receivers(int ch = 0) noexcept { return ch_[static_cast<std::size_t>(ch)].live_rx; }
+    /// A receiver closed channel `ch` (`rx.close()`): no send succeeds any more.
+    void channel_closed_by_receiver(int ch) { ch_[static_cast<std::size_t>(ch)].closed = true; }
+    bool closed_by_receiver(int ch) const noexcept {
+        return ch_[static_cast<std::size_t>(ch)].closed;
+    }
+    bool rendezvous(int ch) const noexcept {
+        const auto& c = ch_[static_cast<std::size_t>(ch)];
+        return c.bounded && c.capacity == 0;
+    }
+    std::size_t size(int ch) const { return ch_[static_cast<std::size_t>(ch)].size(); }
+    /// No value will arrive on `ch` any more: every sender is gone, or a receiver closed it.
+    bool sending_ended(int ch) const noexcept {
+        const auto& c = ch_[static_cast<std::size_t>(ch)];
+        return c.live_tx == 0 || c.closed;
+    }
+    int channel_of(int id) const {
+        if (id < 0 || static_cast<std::size_t>(id) >= values_.size()) return -1;
+        return values_[static_cast<std::size_t>(id)].channel;
+    }
 
     // ---- names --------------------------------------------------------------------------------
 
@@ -97,6 +126,7 @@ class ledger {
         values_.push_back({});
         values_.back().producer = producer.producer;
         values_.back().seq = seq;
+        values_.back().channel = producer.channel;
         const int id = static_cast<int>(values_.size()) - 1;
         return {id, 1000 * producer.producer + seq};
     }
@@ -157,18 +187,36 @@ class ledger {
         last = std::max(last, v.seq);
     }
 
-    /// A receive saw `disconnected`: every sender is gone and nothing is buffered (a value
-    /// handed back by a destroyed receiver may arrive later: docs/design.md, known limits).
+    /// A receive (a select: over the channels of `consumer.wait_mask`) saw `disconnected`:
+    /// on each channel every sender is gone or a receiver closed it, and nothing is buffered (a
+    /// value handed back by a destroyed receiver may arrive later: docs/design.md, known limits).
     void saw_disconnected(const actor_info& consumer) {
         if (log_.verbose()) log_.note(consumer.name + ": disconnected");
-        if (live_tx_ != 0) {
-            log_.fail(consumer.name + " saw disconnected while " + std::to_string(live_tx_) +
-                      " sender(s) remain");
+        for (int ch = 0; ch < max_channels; ++ch) {
+            if ((consumer.wait_mask & (1U << ch)) == 0) continue;
+            const auto& c = ch_[static_cast<std::size_t>(ch)];
+            const std::string where = " on channel " + std::to_string(ch);
+            if (!sending_ended(ch)) {
+                log_.fail(consumer.name + " saw disconnected while " + std::to_string(c.live_tx) +
+                          " sender(s) remain" + where);
+            }
+            if (!any_handed_back_ && c.size() != 0) {
+                log_.fail(consumer.name + " saw disconnected with " + std::to_string(c.size()) +
+                          " value(s) buffered" + where);
+            }
         }
-        if (!any_handed_back_ && channel_size_() != 0) {
-            log_.fail(consumer.name + " saw disconnected with " + std::to_string(channel_size_()) +
-                      " value(s) buffered");
+    }
+
+    /// A send on a rendezvous channel succeeded: a receiver has the value (granted to it, or
+    /// received already), it is not buffered.
+    void check_handed_to_receiver(const actor_info& producer, int id) {
+        const auto& v = values_[static_cast<std::size_t>(id)];
+        if (v.received != 0 || v.handed_back) return;
+        for (const auto& a : actors_.all()) {
+            if (a.producer < 0 && a.contains(v.where)) return;
         }
+        log_.fail(producer.name + "'s send of " + value_name(id) + " on a rendezvous channel " +
+                  "succeeded, but no receiver has the value");
     }
 
     // ---- what payloads report (run_state.hpp) -----------------------------------------------
@@ -191,9 +239,9 @@ class ledger {
         auto& v = values_[static_cast<std::size_t>(id)];
         v.where = nullptr;
         ++v.destroyed;
-        v.live_rx_at_destroy = live_rx_;
+        v.live_rx_at_destroy = ch_[static_cast<std::size_t>(v.channel)].live_rx;
         if (log_.verbose()) {
-            log_.note("destroyed " + value_name(id) + " (" + std::to_string(live_rx_) +
+            log_.note("destroyed " + value_name(id) + " (" + std::to_string(v.live_rx_at_destroy) +
                       " receiver(s) left)");
         }
     }
@@ -201,10 +249,11 @@ class ledger {
 
     // ---- the checks -------------------------------------------------------------------------
 
-    /// The invariants that hold between any two steps.
+    /// The invariants that hold between any two steps, on every channel.
     void check_step() {
-        std::size_t buffered = 0;
-        std::size_t granted = 0;
+        std::array<std::size_t, max_channels> buffered{};
+        std::array<std::size_t, max_channels> granted{};
+        std::vector<int> held_by(actors_.all().size(), 0); // granted values each consumer holds
         for (const auto& value : values_) {
             const void* w = value.where;
             if (w == nullptr) continue;
@@ -212,21 +261,48 @@ class ledger {
             for (const auto& a : actors_.all()) {
                 if (a.contains(w)) holder = &a;
             }
+            const auto ch = static_cast<std::size_t>(value.channel);
             if (holder == nullptr) {
-                ++buffered; // neither in a producer's hands nor in a consumer's: in the buffer
+                ++buffered[ch]; // neither in a producer's hands nor in a consumer's: in the buffer
             } else if (holder->awaiting_recv) {
-                ++granted; // in the receive slot of a consumer that has not taken it yet
+                ++granted[ch]; // in the receive slot of a consumer that has not taken it yet
+                ++held_by[static_cast<std::size_t>(holder->index)];
             }
         }
-        const std::size_t size = channel_size_();
-        if (size != buffered) {
-            log_.fail("size() is " + std::to_string(size) + " but " + std::to_string(buffered) +
-                      " value(s) are buffered");
+        for (const auto& a : actors_.all()) {
+            // One receive (or select) takes one value: a second one in its frame was granted
+            // to a branch that lost its select.
+            if (held_by[static_cast<std::size_t>(a.index)] > 1) {
+                log_.fail(a.name + " holds " +
+                          std::to_string(held_by[static_cast<std::size_t>(a.index)]) +
+                          " granted values (a select's losing branch kept one)");
+            }
         }
-        if (capacity_ != 0 && buffered + granted > capacity_) {
-            log_.fail("capacity " + std::to_string(capacity_) +
-                      " exceeded: " + std::to_string(buffered) + " buffered + " +
-                      std::to_string(granted) + " granted");
+        for (int i = 0; i < max_channels; ++i) {
+            const auto ch = static_cast<std::size_t>(i);
+            const auto& c = ch_[ch];
+            if (!c.present) continue;
+            const std::string where = max_channels > 1 && ch_[1].present
+                                          ? " on channel " + std::to_string(i)
+                                          : std::string();
+            const std::size_t size = c.size();
+            if (rendezvous(i)) {
+                // No cell: a value is never buffered (one handed back by a destroyed receiver
+                // waits outside the capacity, where size() does not count it).
+                if (size != 0)
+                    log_.fail("a rendezvous channel's size() is " + std::to_string(size));
+                if (buffered[ch] != 0 && !any_handed_back_) {
+                    log_.fail(std::to_string(buffered[ch]) +
+                              " value(s) buffered in a rendezvous channel" + where);
+                }
+            } else if (size != buffered[ch]) {
+                log_.fail("size() is " + std::to_string(size) + " but " +
+                          std::to_string(buffered[ch]) + " value(s) are buffered" + where);
+            } else if (c.bounded && buffered[ch] + granted[ch] > c.capacity) {
+                log_.fail("capacity " + std::to_string(c.capacity) +
+                          " exceeded: " + std::to_string(buffered[ch]) + " buffered + " +
+                          std::to_string(granted[ch]) + " granted" + where);
+            }
         }
         for (const auto& a : actors_.all()) {
             if (a.state == actor_state::running || a.state == actor_state::linking) {
@@ -243,16 +319,36 @@ class ledger {
             }
             if (a.gate_op) continue;
             if (a.awaiting_recv) {
-                if (buffered != 0) {
-                    log_.fail(a.name + " waits to receive while " + std::to_string(buffered) +
-                              " value(s) are buffered (lost wake-up)");
+                bool ended = true;
+                for (int i = 0; i < max_channels; ++i) {
+                    if ((a.wait_mask & (1U << i)) == 0) continue;
+                    const auto ch = static_cast<std::size_t>(i);
+                    if (buffered[ch] != 0) {
+                        log_.fail(a.name + " waits to receive while " +
+                                  std::to_string(buffered[ch]) + " value(s) are buffered on " +
+                                  "channel " + std::to_string(i) + " (lost wake-up)");
+                    }
+                    if (rendezvous(i) && actors_.waiting_on(i, false) != 0) {
+                        log_.fail(a.name +
+                                  " waits to receive while a send waits on rendezvous "
+                                  "channel " +
+                                  std::to_string(i) + " (lost wake-up)");
+                    }
+                    if (!sending_ended(i)) ended = false;
                 }
-                if (live_tx_ == 0) log_.fail(a.name + " waits to receive with no sender left");
+                if (ended) {
+                    log_.fail(a.name + " waits to receive with no sender left (or its channel " +
+                              "closed by a receiver)");
+                }
             } else {
-                if (capacity_ != 0 && buffered + granted < capacity_) {
+                const int i = a.channel;
+                const auto ch = static_cast<std::size_t>(i);
+                const auto& c = ch_[ch];
+                if (c.bounded && c.capacity != 0 && buffered[ch] + granted[ch] < c.capacity) {
                     log_.fail(a.name + " waits to send while a slot is free (lost wake-up)");
                 }
-                if (live_rx_ == 0) log_.fail(a.name + " waits to send with no receiver left");
+                if (c.live_rx == 0) log_.fail(a.name + " waits to send with no receiver left");
+                if (c.closed) log_.fail(a.name + " waits to send on a channel a receiver closed");
             }
         }
     }
@@ -318,6 +414,16 @@ class ledger {
     }
 
   private:
+    struct channel_view {
+        bool present = false;
+        bool bounded = false;
+        std::size_t capacity = 0; // bounded: 0 is a rendezvous
+        std::function<std::size_t()> size = [] { return std::size_t{0}; };
+        int live_tx = 0;
+        int live_rx = 0;
+        bool closed = false; // a receiver closed it
+    };
+
     int expected_content(int id) const {
         const auto& v = values_[static_cast<std::size_t>(id)];
         return 1000 * v.producer + v.seq;
@@ -325,12 +431,9 @@ class ledger {
 
     run_log& log_;
     const actor_table& actors_;
-    std::size_t capacity_ = 0;
-    std::function<std::size_t()> channel_size_ = [] { return std::size_t{0}; };
+    std::array<channel_view, max_channels> ch_{};
     std::vector<value_record> values_;
     std::vector<std::pair<int, int>> barging_pairs_; // (waiting send's value, try_send's value)
-    int live_tx_ = 0;
-    int live_rx_ = 0;
     bool any_handed_back_ = false;
 };
 

@@ -54,13 +54,17 @@ class run_state {
 
     // ---- set-up ---------------------------------------------------------------------------
 
-    /// The channel as the checks see it: its capacity (0: unbounded), its buffered size, and
-    /// how to let go of the reference the harness holds for those queries.
-    void observe_channel(std::size_t capacity, std::function<std::size_t()> size,
-                         std::function<void()> release) {
-        values.observe_channel(capacity, std::move(size));
+    /// Channel `ch` as the checks see it: bounded or not, its capacity (0 and bounded: a
+    /// rendezvous), its buffered size, and how to let go of the reference the harness holds
+    /// for those queries.
+    void observe_channel(int ch, bool bounded, std::size_t capacity,
+                         std::function<std::size_t()> size, std::function<void()> release) {
+        values.observe_channel(ch, bounded, capacity, std::move(size));
         cleanups_.push_back(std::move(release));
     }
+
+    /// How many events have fired so far in this run.
+    std::uint64_t events_fired() const noexcept { return fired_; }
 
     /// An event the explorer may fire once, while `enabled()`: between two steps (at::step)
     /// and/or at the hook points in `where`.
@@ -131,6 +135,7 @@ class run_state {
   private:
     void fire(event& e) {
         e.fired = true;
+        ++fired_;
         actors.foreign_run();
         log.tick();
         e.fire();
@@ -149,7 +154,8 @@ class run_state {
     }
 
     schedule& schedule_;
-    bool executing_ = false; // in execute()'s loop: hook points are choices
+    bool executing_ = false;  // in execute()'s loop: hook points are choices
+    std::uint64_t fired_ = 0; // events fired
     event_table events_;
     std::vector<std::function<void()>> cleanups_;
 };

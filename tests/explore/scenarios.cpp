@@ -5,6 +5,8 @@
 // depth bound). Adding a scenario is adding an entry.
 //
 // Actors are numbered producers first, then consumers: with one producer, C0 is actor 1.
+// A scenario whose scripts name channel 1 (`on_channel(..., 1)`, `selecting(...)`) has two
+// channels, of the kinds make_scenario<Kind0, Kind1> names (Kind1 defaults to Kind0).
 // Depth bounds: a scenario is exhaustive (the default depth) when it has at most ~130k
 // schedules; the larger ones are bounded so the default run stays within CI's budget (a
 // Debug+ASan build runs ~45k schedules a second) and get random schedules beyond the bound.
@@ -18,8 +20,10 @@
 
 using namespace cochan_explore;
 using cochan_test::mpmc_bounded;
+using cochan_test::mpmc_rendezvous;
 using cochan_test::mpmc_unbounded;
 using cochan_test::spmc_bounded;
+using cochan_test::spmc_rendezvous;
 using cochan_test::spmc_unbounded;
 
 std::vector<scenario> cochan_explore::all_scenarios() {
@@ -337,6 +341,143 @@ std::vector<scenario> cochan_explore::all_scenarios() {
             .harness_recv_at = at::hooks,
             .depth = 9,
             .randoms = 5000,
+        }),
+        // ---- select -----------------------------------------------------------------------
+
+        // A select beside a plain receiver: a value kept by a losing branch, FIFO per channel.
+        make_scenario<spmc_unbounded>({
+            .name = "select_unb_2ch",
+            .what = "select over two unbounded channels, a producer on each, a plain receiver "
+                    "competing on channel 0",
+            .producers = {closing_at_end(producer(2)), on_channel(closing_at_end(producer(2)), 1)},
+            .consumers = {selecting(consumer()), consumer()},
+        }),
+        // A stop at any step, between linking the branches, or once linked: a value lost to the
+        // cancelled select, a select left waiting, a cancelled one that took a value.
+        make_scenario<spmc_bounded>({
+            .name = "select_b1_stop",
+            .what = "select over two bounded(1) channels, stopped at any step or while it links",
+            .producers = {closing_at_end(producer(2)), on_channel(closing_at_end(producer(2)), 1)},
+            .consumers = {selecting(with_token(consumer())), on_channel(consumer(), 1)},
+            .stops = {2},
+            .stop_at = at::step | at::recv_before_link | at::select_linked,
+            .depth = 9,
+            .randoms = 5000,
+        }),
+        // Sends landing while a select links, once linked and while it unlinks its losers: the
+        // claim granted twice, a value left in a losing branch, the owner resumed twice.
+        make_scenario<mpmc_bounded>({
+            .name = "select_b1_hooks",
+            .what = "a try_send on channel 1 while the select links, before it suspends and while "
+                    "it unlinks a losing branch",
+            .producers = {closing_at_end(producer(2)), on_channel(producer(1), 1)},
+            .consumers = {selecting(consumer()), on_channel(consumer(), 1)},
+            .spare_senders_1 = 1,
+            .harness_sends = 1,
+            .harness_send_at = at::step | at::recv_before_link | at::select_points,
+            .harness_channel = 1,
+            .depth = 9,
+            .randoms = 5000,
+        }),
+        // One channel disconnecting, then the other, at any step or while the select links: a
+        // select that ends while a branch can still deliver, or waits on nothing.
+        make_scenario<mpmc_unbounded>({
+            .name = "select_unb_disconnect",
+            .what = "sender clones of each channel dropped at any step or while the select links",
+            .producers = {producer(1), on_channel(producer(1), 1)},
+            .consumers = {selecting(consumer()), on_channel(consumer(), 1)},
+            .spare_senders = 1,
+            .spare_senders_1 = 1,
+            .spare_at = at::step | at::recv_before_link | at::select_linked,
+        }),
+        // The select's coroutine destroyed while waiting or after its decision: the value its
+        // winning branch holds goes back, the branches are unlinked.
+        make_scenario<spmc_bounded>({
+            .name = "select_b1_destroy",
+            .what = "a waiting or decided select destroyed: its value passes to the next receiver",
+            .producers = {closing_at_end(producer(2)), on_channel(closing_at_end(producer(1)), 1)},
+            .consumers = {selecting(consumer()), consumer()},
+            .destroys = {2},
+        }),
+        // try_select and select over two kinds: bias, `empty` with a value there, kinds mixed.
+        make_scenario<spmc_bounded, mpmc_unbounded>({
+            .name = "select_mixed_try",
+            .what = "try_select then select over bounded(1) and unbounded MPMC, a receiver "
+                    "competing on channel 1",
+            .producers = {closing_at_end(producer(2)), on_channel(closing_at_end(producer(2)), 1)},
+            .consumers = {trying(selecting(consumer())), on_channel(trying(consumer()), 1)},
+        }),
+        // A select over rendezvous channels: a send completed into a losing branch.
+        make_scenario<spmc_rendezvous>({
+            .name = "select_rdv",
+            .what = "select over two rendezvous channels, a plain receiver competing on channel 0",
+            .producers = {closing_at_end(producer(2)), on_channel(closing_at_end(producer(1)), 1)},
+            .consumers = {selecting(consumer()), consumer()},
+        }),
+        // A receiver closing channel 0 under a select: the select ends too early, or never.
+        make_scenario<mpmc_bounded>({
+            .name = "select_b1_rx_close",
+            .what = "a receiver closes channel 0 at any step while a select waits on both",
+            .producers = {producer(2), on_channel(producer(1), 1)},
+            .consumers = {selecting(consumer())},
+            .spare_receivers = 1,
+            .close_spare_rx = true,
+        }),
+
+        // ---- rendezvous -------------------------------------------------------------------
+
+        // One sender, two receivers, one stopped: a send completed with nobody holding it.
+        make_scenario<spmc_rendezvous>({
+            .name = "rdv_1p2c_stop",
+            .what = "rendezvous: one sender, two receivers, one stopped at any step",
+            .producers = {closing_at_end(producer(3))},
+            .consumers = {with_token(consumer()), consumer()},
+            .stops = {1},
+            .depth = 12,
+            .randoms = 5000,
+        }),
+        // Two senders waiting for one receiver: served out of FIFO order, a sender never served.
+        make_scenario<mpmc_rendezvous>({
+            .name = "rdv_2p1c",
+            .what = "rendezvous: two senders wait for one receiver, FIFO",
+            .producers = {producer(2), producer(2)},
+            .consumers = {consumer()},
+        }),
+        // try_send and try_recv pairing with a waiting peer: a value taken with no sender, a
+        // try full while a receiver waits, a try_recv empty while a send waits.
+        make_scenario<mpmc_rendezvous>({
+            .name = "rdv_mpmc_try",
+            .what = "rendezvous: try_send/try_recv by actors and the harness pair with waiters",
+            .producers = {trying(producer(2)), producer(1)},
+            .consumers = {trying(consumer()), consumer()},
+            .spare_receivers = 1,
+            .spare_senders = 1,
+            .harness_sends = 1,
+            .harness_recvs = 1,
+            .depth = 6,
+            .randoms = 5000,
+        }),
+
+        // ---- close from a receiver ----------------------------------------------------------
+
+        // rx.close() while senders wait: a waiting send not failed, a buffered value dropped.
+        make_scenario<mpmc_bounded>({
+            .name = "rx_close_b1",
+            .what = "a receiver closes the channel at any step while senders wait; receivers "
+                    "drain",
+            .producers = {producer(2), producer(2)},
+            .consumers = {consumer()},
+            .spare_receivers = 1,
+            .close_spare_rx = true,
+        }),
+        // rx.close() on a rendezvous: a waiting sender's value lost or taken after the close.
+        make_scenario<spmc_rendezvous>({
+            .name = "rx_close_rdv",
+            .what = "rendezvous: a receiver closes the channel at any step",
+            .producers = {producer(3)},
+            .consumers = {consumer()},
+            .spare_receivers = 1,
+            .close_spare_rx = true,
         }),
     };
 }

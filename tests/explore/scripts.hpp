@@ -13,10 +13,12 @@
 #include "explore/ledger.hpp"
 #include "explore/run_state.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <utility>
+#include <variant>
 
 namespace cochan_explore {
 
@@ -43,6 +45,8 @@ template <class E> class held {
         disconnect();
         e_.close();
     }
+    /// A receiver closes the channel for sending (`rx.close()`); it stays connected.
+    void close_channel() noexcept { e_.close(); }
     void reset() noexcept {
         disconnect();
         if (alive_) {
@@ -85,6 +89,7 @@ struct producer_script {
     bool close_at_end = false;  // close() before finishing (else the endpoint is just dropped)
     bool inline_resume = false; // sends resume inline (default resumption), not via resume_on
     bool gate = false;          // wait at a gate first, until the "kick" event (inline)
+    int channel = 0;            // the channel it sends on (0, or 1 in a two-channel scenario)
 };
 
 struct consumer_script {
@@ -94,6 +99,9 @@ struct consumer_script {
     bool inline_resume = false; // receives resume inline (default resumption)
     bool gate = false;          // wait at a gate first, until the "kick" event (inline)
     int destroy_on_disconnect = -1; // on `disconnected`, destroy this actor if it is suspended
+    int channel = 0;                // the channel it receives from
+    bool select = false; // receives through cochan::select over channels 0 and 1 (resume_on),
+                         // try_select first if try_first; `channel` is then ignored
 };
 
 // The helpers scenarios write scripts with: `with_token(trying(producer(3)))`.
@@ -155,6 +163,21 @@ inline consumer_script destroying_on_disconnect(consumer_script c, int actor) {
     c.destroy_on_disconnect = actor;
     return c;
 }
+// Sends on, or receives from, channel `ch` of a two-channel scenario.
+inline producer_script on_channel(producer_script p, int ch) {
+    p.channel = ch;
+    return p;
+}
+inline consumer_script on_channel(consumer_script c, int ch) {
+    c.channel = ch;
+    return c;
+}
+// Receives through `cochan::select(rx0, rx1)` (with its token, if with_token; `try_select`
+// first, if trying).
+inline consumer_script selecting(consumer_script c) {
+    c.select = true;
+    return c;
+}
 
 // ---- the coroutines that play them ------------------------------------------------------------
 
@@ -198,9 +221,15 @@ actor_task produce(run_state& run, actor_info& self, held<Tx> tx, producer_scrip
                     may_try = false;
                     self.op = "try_send";
                     self.op_value = id;
-                    const auto waiting = run.actors.waiting_sends();
+                    const auto waiting = run.actors.waiting_sends(self.channel);
+                    const int receivers_waiting = run.actors.waiting_on(self.channel, true);
                     r.emplace(tx->try_send(std::move(*v)));
                     if (*r) run.values.accepted_by_try_send(id, waiting);
+                    if (!*r && r->error().reason == cochan::send_errc::full &&
+                        run.values.rendezvous(self.channel) && receivers_waiting != 0) {
+                        run.log.fail(self.name + ": try_send on a rendezvous channel was full "
+                                                 "while a receiver waited");
+                    }
                     if (!*r && r->error().reason == cochan::send_errc::full) {
                         run.values.kept(self, r->error().value, id, "try_send full");
                         v.emplace(std::move(r->error().value));
@@ -237,6 +266,8 @@ actor_task produce(run_state& run, actor_info& self, held<Tx> tx, producer_scrip
             if (*r) {
                 if (closed) run.log.fail(self.name + ": a send through a closed sender succeeded");
                 run.values.sent(self, id);
+                if (run.values.rendezvous(self.channel))
+                    run.values.check_handed_to_receiver(self, id);
                 break;
             }
             if (r->error().reason == cochan::send_errc::cancelled) {
@@ -248,7 +279,8 @@ actor_task produce(run_state& run, actor_info& self, held<Tx> tx, producer_scrip
             }
             if (r->error().reason != cochan::send_errc::disconnected) {
                 run.log.fail(self.name + ": unexpected send error");
-            } else if (!closed && run.values.live_receivers() != 0) {
+            } else if (!closed && run.values.live_receivers(self.channel) != 0 &&
+                       !run.values.closed_by_receiver(self.channel)) {
                 run.log.fail(self.name + ": send failed with disconnected while receivers remain");
             }
             run.values.returned(self, r->error().value, id, "disconnected");
@@ -278,7 +310,13 @@ actor_task consume(run_state& run, actor_info& self, held<Rx> rx, consumer_scrip
         if (script.try_first) {
             self.op = "try_recv";
             self.op_value = -1;
+            const int senders_waiting = run.actors.waiting_on(self.channel, false);
             auto r = rx->try_recv();
+            if (!r && r.error() == cochan::recv_errc::empty &&
+                run.values.rendezvous(self.channel) && senders_waiting != 0) {
+                run.log.fail(self.name + ": try_recv on a rendezvous channel was empty while a "
+                                         "send waited");
+            }
             if (r) {
                 run.values.received(self, *r, run.log.tick());
                 ++got;
@@ -335,6 +373,102 @@ actor_task consume(run_state& run, actor_info& self, held<Rx> rx, consumer_scrip
     rx.reset();
 }
 
+/// Receives through `cochan::select(rx0, rx1)` (resumed through the explorer's executor) until
+/// `disconnected` (or `script.leave_after` values), then drops both receivers. Beyond the
+/// consumer's checks: the value came from the channel its index names; a select that finds
+/// values on both channels without waiting takes channel 0's (bias); one that finds a value
+/// does not wait.
+template <class Rx0, class Rx1>
+actor_task select_consume(run_state& run, actor_info& self, held<Rx0> rx0, held<Rx1> rx1,
+                          consumer_script script) {
+    constexpr unsigned both = 3;
+    int got = 0;
+    bool first = true;
+    auto take = [&](auto& result, std::uint64_t taken_at) {
+        const int index = static_cast<int>(result->index());
+        payload& p = index == 0 ? std::get<0>(*result) : std::get<1>(*result);
+        if (run.values.channel_of(p.id()) != index) {
+            run.log.fail(self.name + ": select's branch " + std::to_string(index) + " returned " +
+                         run.values.value_name(p.id()) + " of channel " +
+                         std::to_string(run.values.channel_of(p.id())));
+        }
+        run.values.received(self, p, taken_at);
+        return index;
+    };
+    for (;;) {
+        if (got == script.leave_after) break;
+        if (!first) co_await run.actors.yield(self);
+        first = false;
+        if (script.try_first) {
+            self.op = "try_select";
+            self.op_value = -1;
+            self.wait_mask = both;
+            const bool had0 = run.values.size(0) != 0;
+            auto r = cochan::try_select(*rx0, *rx1);
+            if (r) {
+                if (take(r, run.log.tick()) != 0 && had0)
+                    run.log.fail(self.name + ": try_select took channel 1's value before 0's");
+                ++got;
+                continue;
+            }
+            if (r.error() == cochan::recv_errc::disconnected) {
+                run.values.saw_disconnected(self);
+                break;
+            }
+            if (r.error() != cochan::recv_errc::empty) {
+                run.log.fail(self.name + ": try_select error");
+            } else if (run.values.size(0) + run.values.size(1) != 0) {
+                run.log.fail(self.name + ": try_select said empty with values buffered");
+            }
+        }
+        std::stop_token token;
+        if (self.use_token) token = self.stop.get_token();
+        run.actors.begin_op(self, "select", -1, true, false, both);
+        const bool stopped_before = token.stop_requested();
+        const std::uint64_t events_before = run.events_fired();
+        const std::size_t buffered0 = run.values.size(0);
+        const std::size_t buffered1 = run.values.size(1);
+        std::optional<cochan::recv_result<std::variant<payload, payload>>> r;
+        {
+            auto op = cochan::select(token, *rx0, *rx1).resume_on(run.actors.executor());
+            r.emplace(co_await run.actors.track_select(self, op));
+        }
+        const bool cancelled = !*r && r->error() == cochan::recv_errc::cancelled;
+        if (stopped_before && !cancelled) {
+            run.log.fail(self.name + ": a select with a stopped token was not cancelled");
+        }
+        if (self.stopped_before_link && self.op_suspended) {
+            run.log.fail(self.name + ": a stop that landed while the select linked its branches "
+                                     "did not complete it at once");
+        }
+        const bool undisturbed = run.events_fired() == events_before && !stopped_before;
+        if (undisturbed && buffered0 + buffered1 != 0 && self.op_suspended) {
+            run.log.fail(self.name + ": select waited although a value was buffered");
+        }
+        const bool notified = run.actors.notified(self);
+        const std::uint64_t taken_at = run.actors.end_op(self);
+        if (*r) {
+            const int index = take(*r, taken_at);
+            if (undisturbed && !self.op_suspended && index != 0 && buffered0 != 0)
+                run.log.fail(self.name + ": select took channel 1's value before channel 0's");
+            if (notified) run.actors.check_granted_in_order(self, index);
+            ++got;
+        } else if (cancelled) {
+            run.actors.saw_cancelled(self);
+        } else {
+            if (r->error() != cochan::recv_errc::disconnected) {
+                run.log.fail(self.name + ": unexpected select error");
+            }
+            run.values.saw_disconnected(self);
+            break;
+        }
+    }
+    self.op = "finishing";
+    self.op_value = -1;
+    rx0.reset();
+    rx1.reset();
+}
+
 #undef COCHAN_EXPLORE_PASS_GATE
 
 // ---- the harness's own operations (events) ----------------------------------------------------
@@ -348,7 +482,8 @@ template <class Tx> void harness_send(run_state& run, actor_info& h, int seq, Tx
     std::optional<payload> v;
     v.emplace(run.values.new_value(h, seq));
     const int id = v->id();
-    const auto waiting = run.actors.waiting_sends();
+    const auto waiting = run.actors.waiting_sends(h.channel);
+    const int receivers_waiting = run.actors.waiting_on(h.channel, true);
     std::optional<cochan::send_result<payload>> r;
     if constexpr (bounded) {
         r.emplace(tx.try_send(std::move(*v)));
@@ -358,7 +493,12 @@ template <class Tx> void harness_send(run_state& run, actor_info& h, int seq, Tx
     if (*r) {
         run.values.sent(h, id);
         run.values.accepted_by_try_send(id, waiting);
+        if (run.values.rendezvous(h.channel)) run.values.check_handed_to_receiver(h, id);
     } else {
+        if (r->error().reason == cochan::send_errc::full && run.values.rendezvous(h.channel) &&
+            receivers_waiting != 0) {
+            run.log.fail("H: try_send on a rendezvous channel was full while a receiver waited");
+        }
         run.values.returned(h, r->error().value, id,
                             r->error().reason == cochan::send_errc::full ? "try_send full"
                                                                          : "send disconnected");
@@ -367,10 +507,15 @@ template <class Tx> void harness_send(run_state& run, actor_info& h, int seq, Tx
 
 /// The harness takes a value with `try_recv`, if there is one.
 template <class Rx> void harness_recv(run_state& run, actor_info& h, Rx& rx) {
+    const int senders_waiting = run.actors.waiting_on(h.channel, false);
     auto r = rx.try_recv();
     if (r) {
         run.values.received(h, *r, run.log.tick());
     } else {
+        if (r.error() == cochan::recv_errc::empty && run.values.rendezvous(h.channel) &&
+            senders_waiting != 0) {
+            run.log.fail("H: try_recv on a rendezvous channel was empty while a send waited");
+        }
         run.log.note(std::string("H: try_recv ") +
                      (r.error() == cochan::recv_errc::empty ? "empty" : "disconnected"));
     }

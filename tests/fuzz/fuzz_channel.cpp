@@ -11,8 +11,17 @@
 //   buffer, a grant, a waiting send, the caller), so a value lost, duplicated, destroyed early
 //   or kept too long is a mismatch; at the end `counted::live() == 0`.
 //
-// Input format: byte 0 picks the channel (bit 0: MPMC, (byte >> 1) % 5: capacity 1..4, or 0 for
-// unbounded). Then two bytes per operation: an opcode and an argument (see `step()`).
+// Beside the fuzzed channel ("main") every input has a side channel, MPMC unbounded, that the
+// input can send to, receive from and close: `cochan::select` and `try_select` receive from both
+// (in either order), so a select's losing branches, a stop of a waiting select and the
+// disconnection of one branch are all compared with the model, which links a waiting select in
+// both channels' FIFOs and lets a channel complete it only while it is undecided.
+//
+// Input format: byte 0 picks the main channel (bit 0: MPMC; (byte >> 1) % 6: 0 unbounded,
+// 1..4 bounded with that capacity, 5 rendezvous). Then two bytes per operation: an opcode and an
+// argument (see `step()`); opcodes 0..15 are the operations on the main channel (their meaning
+// predates select and the side channel, so older inputs replay as they did), 16..31 add select,
+// try_select and the side channel's operations.
 // Single-threaded: waiting operations are coroutines resumed through `.resume_on()` of a
 // scheduler the input drives (which posted coroutine runs next is an operation too).
 //
@@ -38,6 +47,7 @@
 #include <stop_token>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #ifdef COCHAN_FUZZ_REPLAY_MAIN
@@ -124,6 +134,13 @@ task<cochan::recv_result<payload>> recv_op(Rx& rx, std::stop_token token, pickin
     co_return co_await rx.recv(std::move(token)).resume_on(s.executor());
 }
 
+using select_result = cochan::recv_result<std::variant<payload, payload>>;
+
+template <class A, class B>
+task<select_result> select_op(const A& a, const B& b, std::stop_token token, picking_scheduler& s) {
+    co_return co_await cochan::select(std::move(token), a, b).resume_on(s.executor());
+}
+
 template <class Tx>
 task<cochan::send_result<payload>> send_op(Tx& tx, payload v, std::stop_token token,
                                            picking_scheduler& s) {
@@ -132,7 +149,7 @@ task<cochan::send_result<payload>> send_op(Tx& tx, payload v, std::stop_token to
 
 // ---- the model ------------------------------------------------------------------------------
 
-enum class op_kind : std::uint8_t { send, recv };
+enum class op_kind : std::uint8_t { send, recv, select };
 enum class op_state : std::uint8_t {
     waiting,   // linked in a waiter list
     completed, // completed and notified, not yet resumed
@@ -153,26 +170,56 @@ const char* name(outcome o) {
 /// An awaitable operation: the model's view of it and the coroutine that runs it.
 struct op_record {
     op_kind kind = op_kind::recv;
-    int endpoint = 0;
-    int value = -1; // send: the value it offers; recv: the value granted to it
+    int endpoint = 0; // main channel endpoint (-1: the side channel's)
+    int channel = 0;  // send, recv: 0 main, 1 side
+    int value = -1;   // send: the value it offers; recv, select: the value granted to it
     op_state state = op_state::waiting;
     outcome result = outcome::ok;
     std::optional<std::stop_source> stop;
+    // select: the main channel is branch 0 (else the side channel is), the channel a value came
+    // from, and how many of its branches are linked in a channel that may still deliver.
+    bool main_first = true;
+    int from = -1;
+    int live = 0;
     task<cochan::recv_result<payload>> recv_task;
     task<cochan::send_result<payload>> send_task;
+    task<select_result> select_task;
 
     std::coroutine_handle<> handle() const {
-        return kind == op_kind::recv ? recv_task.handle() : send_task.handle();
+        switch (kind) {
+        case op_kind::recv: return recv_task.handle();
+        case op_kind::send: return send_task.handle();
+        default: return select_task.handle();
+        }
     }
+    bool task_done() const {
+        switch (kind) {
+        case op_kind::recv: return recv_task.done();
+        case op_kind::send: return send_task.done();
+        default: return select_task.done();
+        }
+    }
+    void reset_task() {
+        recv_task.reset();
+        send_task.reset();
+        select_task.reset();
+    }
+    /// The select's branch index of channel `ch`.
+    int branch_of(int ch) const noexcept { return (ch == 0) == main_first ? 0 : 1; }
     bool pending() const noexcept { return state != op_state::finished; }
 };
 
-/// The reference: what docs/design.md says the channel does, with none of its machinery.
+/// The reference: what docs/design.md says the channel does, with none of its machinery. One
+/// per channel (`which`: 0 main, 1 side). A waiting select is in the receive FIFO of both; once
+/// it is decided (completed), its entry in the other FIFO is a ghost that every transition
+/// skips, as the library's claim makes the channel skip a losing branch.
 class model {
   public:
-    model(bool bounded, std::size_t capacity) : bounded_(bounded), capacity_(capacity) {}
+    model(bool bounded, std::size_t capacity, int which)
+        : bounded_(bounded), capacity_(capacity), which_(which) {}
 
     std::deque<int> buffer;
+    std::deque<int> given_back;   // rendezvous: values handed back, taken before any sender's
     std::size_t outstanding = 0;  // bounded: values granted to receivers that have not taken them
     std::deque<int> recv_waiters; // op indices, oldest first
     std::deque<int> send_waiters;
@@ -180,11 +227,44 @@ class model {
     int receivers = 1;
     bool closed = false; // a receiver closed the channel for sending
     std::vector<op_record>* ops = nullptr;
-    std::vector<int> completed; // ops completed by the current action, in notification order
+    std::vector<int>* completed = nullptr; // ops completed by the current action, in
+                                           // notification order (shared by both channels)
 
+    bool bounded() const noexcept { return bounded_; }
+    bool rendezvous() const noexcept { return bounded_ && capacity_ == 0; }
     bool slot_free() const noexcept { return !bounded_ || buffer.size() + outstanding < capacity_; }
     bool sends_refused() const noexcept { return receivers == 0 || closed; }
-    bool receiving_ends() const noexcept { return senders == 0 || closed; }
+    bool receiving_ends() const noexcept { return (senders == 0 || closed) && given_back.empty(); }
+
+    op_record& op(int i) const { return (*ops)[static_cast<std::size_t>(i)]; }
+    /// A decided select's entry: skipped by every transition.
+    bool ghost(int i) const {
+        return op(i).kind == op_kind::select && op(i).state != op_state::waiting;
+    }
+    bool real_receiver_waits() const {
+        return std::any_of(recv_waiters.begin(), recv_waiters.end(),
+                           [this](int i) { return !ghost(i); });
+    }
+
+    /// A receive may take a value now: one is buffered, or (rendezvous) one was handed back or
+    /// a sender waits.
+    bool ready() const {
+        return !buffer.empty() || (rendezvous() && (!given_back.empty() || !send_waiters.empty()));
+    }
+    /// Takes it: the buffer's head, else a handed-back value, else the oldest waiting send's
+    /// (which completes).
+    int take_now() {
+        if (!buffer.empty()) return take_front();
+        if (!given_back.empty()) {
+            const int v = given_back.front();
+            given_back.pop_front();
+            return v;
+        }
+        const int s = send_waiters.front();
+        send_waiters.pop_front();
+        complete(s, outcome::ok);
+        return op(s).value;
+    }
 
     /// rx.close(): every waiting send, then every waiting receive, completes disconnected.
     void close() {
@@ -195,42 +275,61 @@ class model {
             send_waiters.pop_front();
             complete(s, outcome::disconnected);
         }
+        end_receivers();
+    }
+
+    /// No value will arrive: every waiting receive completes disconnected, except a select that
+    /// still has a branch in a channel that may deliver (it only loses this branch).
+    void end_receivers() {
         while (!recv_waiters.empty()) {
             const int r = recv_waiters.front();
             recv_waiters.pop_front();
+            if (ghost(r)) continue;
+            if (op(r).kind == op_kind::select && --op(r).live != 0) continue;
             complete(r, outcome::disconnected);
         }
+    }
+
+    /// A granted receiver will not take its value (its coroutine was destroyed): the next
+    /// waiting receive, else the head of the buffer (a rendezvous: the values handed back).
+    void give_back(int v) {
+        if (bounded_) --outstanding;
+        if (receivers != 0 && slot_free()) {
+            deliver_front(v);
+        } else if (rendezvous() && receivers != 0) {
+            if (!grant(v)) given_back.push_front(v);
+        }
+        if (bounded_) admit();
     }
 
     void complete(int i, outcome o) {
         auto& op = (*ops)[static_cast<std::size_t>(i)];
         op.state = op_state::completed;
         op.result = o;
-        completed.push_back(i);
+        completed->push_back(i);
     }
 
     /// A value arrives: granted to the oldest waiting receive, else appended.
     void deliver(int v) {
-        if (!recv_waiters.empty()) {
-            grant(v);
-        } else {
-            buffer.push_back(v);
-        }
+        if (!grant(v)) buffer.push_back(v);
     }
     /// A handed-back value: it is older than everything buffered.
     void deliver_front(int v) {
-        if (!recv_waiters.empty()) {
-            grant(v);
-        } else {
-            buffer.push_front(v);
-        }
+        if (!grant(v)) buffer.push_front(v);
     }
-    void grant(int v) {
-        const int r = recv_waiters.front();
-        recv_waiters.pop_front();
-        (*ops)[static_cast<std::size_t>(r)].value = v;
-        if (bounded_) ++outstanding;
-        complete(r, outcome::granted);
+    /// To the oldest waiting receive that can take it (a select's decides it); false if none.
+    bool grant(int v) {
+        while (!recv_waiters.empty()) {
+            const int r = recv_waiters.front();
+            recv_waiters.pop_front();
+            if (ghost(r)) continue;
+            op(r).value = v;
+            op(r).from = which_;
+            if (bounded_) ++outstanding;
+            complete(r, outcome::granted);
+            return true;
+        }
+        return false;
     }
     /// A slot freed: the oldest waiting sends move in while slots are free.
     void admit() {
@@ -252,11 +351,7 @@ class model {
     /// (one whose own sender was closed under it) completes with disconnected.
     void sender_left() {
         if (--senders != 0) return;
-        while (!recv_waiters.empty()) {
-            const int r = recv_waiters.front();
-            recv_waiters.pop_front();
-            complete(r, outcome::disconnected);
-        }
+        end_receivers();
         while (!send_waiters.empty()) {
             const int s = send_waiters.front();
             send_waiters.pop_front();
@@ -272,7 +367,9 @@ class model {
             send_waiters.pop_front();
             complete(s, outcome::disconnected);
         }
+        end_receivers();
         buffer.clear();
+        given_back.clear();
     }
 
     void unlink(int i) {
@@ -282,13 +379,14 @@ class model {
 
     /// The invariants the design states; a failure here is a bug in the model.
     void check_invariants() const {
-        if (!recv_waiters.empty() && !buffer.empty()) mismatch("model: receivers wait on a value");
+        if (real_receiver_waits() && ready()) mismatch("model: receivers wait on a value");
         if (!send_waiters.empty() && slot_free()) mismatch("model: senders wait on a free slot");
     }
 
   private:
     bool bounded_;
     std::size_t capacity_;
+    int which_;
 };
 
 // ---- the harness ----------------------------------------------------------------------------
@@ -304,8 +402,16 @@ template <class Kind> class harness {
     using receiver = typename channel::second_type;
 
   public:
-    explicit harness(std::size_t capacity) : model_(bounded, capacity) {
+    explicit harness(std::size_t capacity) : model_(bounded, capacity, 0), side_(false, 0, 1) {
         auto ch = Kind::make(capacity);
+        auto side = cochan::mpmc::unbounded<payload>();
+        side_source_ = make_op_source(side.second);
+        side_core_ = side_source_.queue.get();
+        side_tx_.emplace(std::move(side.first));
+        side_rx_.emplace(std::move(side.second));
+        side_.ops = &ops_;
+        side_.completed = &completed_;
+        model_.completed = &completed_;
         // The harness's own reference to the queue (not an endpoint) keeps size() readable after
         // every endpoint is gone.
         source_ = make_op_source(ch.second);
@@ -331,6 +437,17 @@ template <class Kind> class harness {
     // ---- decoding ------------------------------------------------------------------------
 
     void step(std::uint8_t opcode, std::uint8_t arg) {
+        switch (opcode % 32) {
+        case 16:
+        case 17:
+        case 18: select_awaitable(arg); return;
+        case 19: try_select(arg); return;
+        case 20:
+        case 21: side_send(); return;
+        case 22: side_recv(arg); return;
+        case 23: side_close(); return;
+        default: break;
+        }
         switch (opcode % 16) {
         case 0:
         case 1: try_send(arg); break;
@@ -367,6 +484,8 @@ template <class Kind> class harness {
         });
     }
 
+    model& chan(int c) { return c == 0 ? model_ : side_; }
+
     /// SPMC: sends on the one sender must not overlap (the library asserts).
     bool producer_busy() const { return !multi && has_pending_op(op_kind::send, 0); }
 
@@ -395,7 +514,8 @@ template <class Kind> class harness {
         if (tx_closed_[static_cast<std::size_t>(k)] || model_.sends_refused()) {
             expected = outcome::disconnected;
         } else if (!model_.slot_free()) {
-            full = true;
+            // A rendezvous: only into a waiting receive (none waits while a send does).
+            full = !(model_.rendezvous() && model_.send_waiters.empty() && model_.grant(v));
         } else {
             model_.deliver(v);
         }
@@ -447,6 +567,8 @@ template <class Kind> class harness {
             } else if (model_.slot_free() && model_.send_waiters.empty()) {
                 model_.deliver(v);
                 op.result = outcome::ok;
+            } else if (model_.rendezvous() && model_.grant(v)) {
+                op.result = outcome::ok; // a waiting receive took it
             } else {
                 model_.send_waiters.push_back(i);
                 waits = true;
@@ -460,25 +582,147 @@ template <class Kind> class harness {
     void recv_awaitable(std::uint8_t arg) {
         const int k = pick(rx_, arg);
         if (k < 0) return;
+        recv_on(0, k, arg);
+    }
+
+    /// A waiting receive on the side channel, competing with the selects there.
+    void side_recv(std::uint8_t arg) { recv_on(1, -1, arg); }
+
+    void recv_on(int c, int k, std::uint8_t arg) {
+        model& m = chan(c);
         const int i = new_op(op_kind::recv, k);
         auto& op = ops_[static_cast<std::size_t>(i)];
+        op.channel = c;
         std::stop_token token = token_for(op, arg >> 4);
-        note("recv rx" + std::to_string(k) + " as op" + std::to_string(i) +
+        note((c == 0 ? "recv rx" + std::to_string(k) : std::string("recv side")) + " as op" +
+             std::to_string(i) + (token.stop_requested() ? " (stopped token)" : ""));
+        bool waits = false;
+        if (token.stop_requested()) {
+            op.result = outcome::cancelled;
+        } else if (m.ready()) {
+            op.value = m.take_now();
+            op.result = outcome::ok;
+        } else if (m.receiving_ends()) {
+            op.result = outcome::disconnected;
+        } else {
+            m.recv_waiters.push_back(i);
+            waits = true;
+        }
+        if (c == 0) {
+            op.recv_task = recv_op(*rx_[static_cast<std::size_t>(k)], token, sched_);
+        } else {
+            op.recv_task = recv_op(*side_rx_, token, sched_);
+        }
+        started(i, waits);
+    }
+
+    /// `co_await cochan::select(token, main, side)` (arg bit 0 clear) or `(token, side, main)`:
+    /// linked in both FIFOs unless a branch finds a value (lowest index first) or every
+    /// channel has ended.
+    void select_awaitable(std::uint8_t arg) {
+        const int k = pick(rx_, arg >> 1);
+        if (k < 0) return;
+        const int i = new_op(op_kind::select, k);
+        auto& op = ops_[static_cast<std::size_t>(i)];
+        op.main_first = (arg & 1) == 0;
+        std::stop_token token = token_for(op, arg >> 4);
+        note(std::string("select ") + (op.main_first ? "(rx" : "(side, rx") + std::to_string(k) +
+             (op.main_first ? ", side)" : ")") + " as op" + std::to_string(i) +
              (token.stop_requested() ? " (stopped token)" : ""));
         bool waits = false;
         if (token.stop_requested()) {
             op.result = outcome::cancelled;
-        } else if (!model_.buffer.empty()) {
-            op.value = model_.take_front();
-            op.result = outcome::ok;
-        } else if (model_.receiving_ends()) {
-            op.result = outcome::disconnected;
         } else {
-            model_.recv_waiters.push_back(i);
-            waits = true;
+            for (int b = 0; b < 2 && op.from < 0; ++b) {
+                const int c = (b == 0) == op.main_first ? 0 : 1;
+                model& m = chan(c);
+                if (m.ready()) {
+                    op.value = m.take_now();
+                    op.from = c;
+                    op.result = outcome::ok;
+                } else if (!m.receiving_ends()) {
+                    m.recv_waiters.push_back(i);
+                    ++op.live;
+                }
+            }
+            if (op.from >= 0) {
+                model_.unlink(i); // a branch linked before the one that took a value
+                side_.unlink(i);
+            } else if (op.live == 0) {
+                op.result = outcome::disconnected;
+            } else {
+                waits = true;
+            }
         }
-        op.recv_task = recv_op(*rx_[static_cast<std::size_t>(k)], token, sched_);
+        const auto& rx = *rx_[static_cast<std::size_t>(k)];
+        op.select_task = op.main_first ? select_op(rx, *side_rx_, token, sched_)
+                                       : select_op(*side_rx_, rx, token, sched_);
         started(i, waits);
+    }
+
+    /// cochan::try_select over the main and side channels, in the order of arg bit 0.
+    void try_select(std::uint8_t arg) {
+        const int k = pick(rx_, arg >> 1);
+        if (k < 0) return;
+        const bool main_first = (arg & 1) == 0;
+        note(std::string("try_select ") + (main_first ? "(rx" : "(side, rx") + std::to_string(k) +
+             (main_first ? ", side)" : ")"));
+        int from = -1;
+        int value = -1;
+        bool ended = true;
+        for (int b = 0; b < 2 && from < 0; ++b) {
+            const int c = (b == 0) == main_first ? 0 : 1;
+            model& m = chan(c);
+            if (m.ready()) {
+                value = m.take_now();
+                from = c;
+            } else if (!m.receiving_ends()) {
+                ended = false;
+            }
+        }
+        const auto& rx = *rx_[static_cast<std::size_t>(k)];
+        auto r = main_first ? cochan::try_select(rx, *side_rx_) : cochan::try_select(*side_rx_, rx);
+        if (from >= 0) {
+            if (!r) mismatch("try_select failed; the model has v" + std::to_string(value));
+            const int index = (from == 0) == main_first ? 0 : 1;
+            if (static_cast<int>(r->index()) != index)
+                mismatch("try_select took from branch " + std::to_string(r->index()) +
+                         "; the model says " + std::to_string(index));
+            const payload& p = index == 0 ? std::get<0>(*r) : std::get<1>(*r);
+            if (p.id() != value || !p.intact()) {
+                mismatch("try_select got v" + std::to_string(p.id()) + "; the model says v" +
+                         std::to_string(value));
+            }
+        } else {
+            if (r) mismatch("try_select took a value; the model has none");
+            const auto error = ended ? cochan::recv_errc::disconnected : cochan::recv_errc::empty;
+            if (r.error() != error) mismatch("try_select failed for the wrong reason");
+        }
+        check_notified();
+    }
+
+    /// Sends a value on the side channel (unbounded: never waits).
+    void side_send() {
+        if (!side_tx_) return; // closed
+        const int v = next_value_++;
+        note("send side v" + std::to_string(v));
+        const bool refused = side_.sends_refused();
+        if (!refused) side_.deliver(v);
+        auto r = side_tx_->send(payload(v));
+        if (refused != !r)
+            mismatch("side send: the model says " + std::string(refused ? "fails" : "succeeds"));
+        if (!r && (r.error().value.id() != v || !r.error().value.intact()))
+            mismatch("side send handed back another value");
+        check_notified();
+    }
+
+    /// Closes the side channel's one sender: its waiting receives and select branches end.
+    void side_close() {
+        if (!side_tx_) return;
+        note("close side");
+        side_.sender_left();
+        side_tx_.reset();
+        check_notified();
     }
 
     void try_recv(std::uint8_t arg) {
@@ -487,8 +731,8 @@ template <class Kind> class harness {
         note("try_recv rx" + std::to_string(k));
         std::optional<int> expected;
         cochan::recv_errc error = cochan::recv_errc::empty;
-        if (!model_.buffer.empty()) {
-            expected = model_.take_front();
+        if (model_.ready()) {
+            expected = model_.take_now();
         } else if (model_.receiving_ends()) {
             error = cochan::recv_errc::disconnected;
         }
@@ -514,8 +758,8 @@ template <class Kind> class harness {
         const std::size_t max = 1 + (arg >> 4) % 8;
         note("try_recv_many rx" + std::to_string(k) + " max " + std::to_string(max));
         std::vector<int> expected;
-        while (expected.size() < max && !model_.buffer.empty()) {
-            expected.push_back(model_.take_front());
+        while (expected.size() < max && model_.ready()) {
+            expected.push_back(model_.take_now());
         }
         std::vector<payload> out;
         auto r = rx_[static_cast<std::size_t>(k)]->try_recv_many(out, max);
@@ -560,13 +804,21 @@ template <class Kind> class harness {
         if (op.state != op_state::completed)
             mismatch("op" + std::to_string(i) + " was posted but is not complete");
         sched_.remove(h);
+        // A select unlinks its losing branches (ghosts in the model).
+        if (op.kind == op_kind::select) {
+            model_.unlink(i);
+            side_.unlink(i);
+        }
         // A granted receive frees its slot as it takes the value (bounded).
-        if (op.kind == op_kind::recv && op.result == outcome::granted && bounded) {
-            --model_.outstanding;
-            model_.admit();
+        if (op.kind != op_kind::send && op.result == outcome::granted) {
+            model& m = chan(op.kind == op_kind::select ? op.from : op.channel);
+            if (m.bounded()) {
+                --m.outstanding;
+                m.admit();
+            }
         }
         h.resume();
-        if (!(op.kind == op_kind::recv ? op.recv_task.done() : op.send_task.done())) {
+        if (!op.task_done()) {
             mismatch("op" + std::to_string(i) + " did not finish when resumed");
         }
         check_result(i);
@@ -586,6 +838,7 @@ template <class Kind> class harness {
         note("stop op" + std::to_string(i));
         if (op.state == op_state::waiting) { // a stop after the grant changes nothing
             model_.unlink(i);
+            side_.unlink(i);
             model_.complete(i, outcome::cancelled);
         }
         op.stop->request_stop();
@@ -602,21 +855,16 @@ template <class Kind> class harness {
         const int i = candidates[arg % candidates.size()];
         auto& op = ops_[static_cast<std::size_t>(i)];
         note("destroy op" + std::to_string(i));
-        if (op.state == op_state::waiting) {
-            model_.unlink(i); // unlinked; nothing else happens
-        } else if (op.kind == op_kind::recv && op.result == outcome::granted) {
+        model_.unlink(i); // unlinked (a select: every branch); nothing else happens
+        side_.unlink(i);
+        if (op.state != op_state::waiting && op.kind != op_kind::send &&
+            op.result == outcome::granted) {
             // The grant goes back: to the next waiting receive, else the head of the buffer.
-            if (bounded) --model_.outstanding;
-            if (model_.receivers != 0 && model_.slot_free()) model_.deliver_front(op.value);
-            if (bounded) model_.admit();
+            chan(op.kind == op_kind::select ? op.from : op.channel).give_back(op.value);
         }
         op.state = op_state::finished;
         sched_.remove(op.handle());
-        if (op.kind == op_kind::recv) {
-            op.recv_task.reset();
-        } else {
-            op.send_task.reset();
-        }
+        op.reset_task();
         check_notified();
     }
 
@@ -645,7 +893,7 @@ template <class Kind> class harness {
 
     void drop_receiver(std::uint8_t arg) {
         const int k = pick(rx_, arg);
-        if (k < 0 || has_pending_op(op_kind::recv, k)) return;
+        if (k < 0 || has_pending_op(op_kind::recv, k) || has_pending_op(op_kind::select, k)) return;
         note("drop rx" + std::to_string(k));
         model_.receiver_left();
         rx_[static_cast<std::size_t>(k)].reset();
@@ -691,6 +939,8 @@ template <class Kind> class harness {
                 check_state();
             }
         }
+        side_close();
+        check_state();
         while (sched_.size() != 0) {
             run_posted(0);
             check_state();
@@ -707,6 +957,11 @@ template <class Kind> class harness {
                 check_state();
             }
         }
+        note("drop side rx");
+        side_.receiver_left();
+        side_rx_.reset();
+        check_notified();
+        check_state();
         if (core_->size() != 0) mismatch("values remain buffered after the last receiver left");
         for (std::size_t id = 0; id < g_live.size(); ++id) {
             if (g_live[id] != 0) mismatch("v" + std::to_string(id) + " is still alive at the end");
@@ -735,7 +990,7 @@ template <class Kind> class harness {
     /// its result is the model's.
     void started(int i, bool waits) {
         auto& op = ops_[static_cast<std::size_t>(i)];
-        const bool done = op.kind == op_kind::recv ? op.recv_task.done() : op.send_task.done();
+        const bool done = op.task_done();
         if (done == waits) {
             mismatch("op" + std::to_string(i) +
                      (waits ? " completed at once; the model says it waits"
@@ -758,7 +1013,33 @@ template <class Kind> class harness {
             note("  " + who + " -> " + name(op.result) +
                  (op.value >= 0 ? " v" + std::to_string(op.value) : std::string()));
         }
-        if (op.kind == op_kind::recv) {
+        if (op.kind == op_kind::select) {
+            auto& r = op.select_task.result();
+            if (op.result == outcome::ok || op.result == outcome::granted) {
+                if (!r)
+                    mismatch(who + " (select) failed; the model gives it v" +
+                             std::to_string(op.value));
+                const int index = op.branch_of(op.from);
+                if (static_cast<int>(r->index()) != index) {
+                    mismatch(who + " (select) completed through branch " +
+                             std::to_string(r->index()) + "; the model says " +
+                             std::to_string(index));
+                }
+                const payload& p = index == 0 ? std::get<0>(*r) : std::get<1>(*r);
+                if (p.id() != op.value || !p.intact()) {
+                    mismatch(who + " (select) got v" + std::to_string(p.id()) +
+                             "; the model says v" + std::to_string(op.value));
+                }
+            } else {
+                const auto want = op.result == outcome::cancelled ? cochan::recv_errc::cancelled
+                                                                  : cochan::recv_errc::disconnected;
+                if (r) mismatch(who + " (select) got a value; the model says " + name(op.result));
+                if (r.error() != want)
+                    mismatch(who + " (select) failed for the wrong reason; the model says " +
+                             name(op.result));
+            }
+            op.select_task.reset();
+        } else if (op.kind == op_kind::recv) {
             auto& r = op.recv_task.result();
             if (op.result == outcome::ok || op.result == outcome::granted) {
                 if (!r)
@@ -805,7 +1086,7 @@ template <class Kind> class harness {
         const auto log = sched_.take_log();
         // Operations the model completed through a wait; those that completed at once are never
         // in this list (started() checks them).
-        const auto posted_expected = std::exchange(model_.completed, {});
+        const auto posted_expected = std::exchange(completed_, {});
         std::vector<int> posted;
         posted.reserve(log.size());
         for (auto h : log) posted.push_back(op_of(h));
@@ -821,17 +1102,24 @@ template <class Kind> class harness {
     /// After every operation: size(), and exactly the values the model holds are alive.
     void check_state() {
         model_.check_invariants();
+        side_.check_invariants();
         const std::size_t size = core_->size();
         if (size != model_.buffer.size()) {
             mismatch("size() is " + std::to_string(size) + "; the model buffers " +
                      std::to_string(model_.buffer.size()));
         }
+        if (side_core_->size() != side_.buffer.size()) {
+            mismatch("the side channel's size() is " + std::to_string(side_core_->size()) +
+                     "; the model buffers " + std::to_string(side_.buffer.size()));
+        }
         std::vector<int> expected(static_cast<std::size_t>(next_value_), 0);
         for (int v : model_.buffer) ++expected[static_cast<std::size_t>(v)];
+        for (int v : model_.given_back) ++expected[static_cast<std::size_t>(v)];
+        for (int v : side_.buffer) ++expected[static_cast<std::size_t>(v)];
         for (const auto& op : ops_) {
             if (!op.pending() || op.value < 0) continue;
             // NOLINTNEXTLINE(bugprone-branch-clone): two reasons a value is still out there
-            if (op.kind == op_kind::recv && op.state == op_state::completed) {
+            if (op.kind != op_kind::send && op.state == op_state::completed) {
                 ++expected[static_cast<std::size_t>(op.value)]; // granted, not yet taken
             } else if (op.kind == op_kind::send &&
                        (op.state == op_state::waiting || op.result != outcome::ok)) {
@@ -850,13 +1138,25 @@ template <class Kind> class harness {
     using source_type = decltype(make_op_source(std::declval<const receiver&>()));
     using core_type = std::remove_pointer_t<decltype(std::declval<source_type&>().queue.get())>;
 
+    using side_channel = decltype(cochan::mpmc::unbounded<payload>());
+    using side_source_type =
+        decltype(make_op_source(std::declval<const side_channel::second_type&>()));
+    using side_core_type =
+        std::remove_pointer_t<decltype(std::declval<side_source_type&>().queue.get())>;
+
     model model_;
+    model side_;                 // the side channel: MPMC unbounded, one sender, one receiver
+    std::vector<int> completed_; // ops completed by the current action, in notification order
     picking_scheduler sched_;
     source_type source_;
     core_type* core_ = nullptr;
+    side_source_type side_source_;
+    side_core_type* side_core_ = nullptr;
     std::array<std::optional<sender>, max_endpoints> tx_;
     std::array<bool, max_endpoints> tx_closed_{};
     std::array<std::optional<receiver>, max_endpoints> rx_;
+    std::optional<side_channel::first_type> side_tx_;
+    std::optional<side_channel::second_type> side_rx_;
     std::vector<op_record> ops_;
     int next_value_ = 0;
 };
@@ -874,22 +1174,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     counted::reset();
     g_live.clear();
     const bool multi = (data[0] & 1) != 0;
-    const std::size_t capacity = (data[0] >> 1) % 5; // 0: unbounded
+    const std::size_t shape = (data[0] >> 1) % 6; // 0: unbounded, 1..4: capacity, 5: rendezvous
     if (g_verbose) {
         std::printf("%s %s(%zu)\n", multi ? "mpmc" : "spmc",
-                    capacity == 0 ? "unbounded" : "bounded", capacity);
+                    shape == 0   ? "unbounded"
+                    : shape == 5 ? "rendezvous"
+                                 : "bounded",
+                    shape == 5 ? 0 : shape);
     }
     using namespace cochan_test;
-    if (capacity == 0) {
+    if (shape == 0) {
         if (multi) {
             run_kind<mpmc_unbounded<payload>>(0, data + 1, size - 1);
         } else {
             run_kind<spmc_unbounded<payload>>(0, data + 1, size - 1);
         }
+    } else if (shape == 5) {
+        // Capacity 0: the model's bounded channel without a slot.
+        if (multi) {
+            run_kind<mpmc_rendezvous<payload>>(0, data + 1, size - 1);
+        } else {
+            run_kind<spmc_rendezvous<payload>>(0, data + 1, size - 1);
+        }
     } else if (multi) {
-        run_kind<mpmc_bounded<payload>>(capacity, data + 1, size - 1);
+        run_kind<mpmc_bounded<payload>>(shape, data + 1, size - 1);
     } else {
-        run_kind<spmc_bounded<payload>>(capacity, data + 1, size - 1);
+        run_kind<spmc_bounded<payload>>(shape, data + 1, size - 1);
     }
     return 0;
 }

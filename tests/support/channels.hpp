@@ -31,6 +31,18 @@ template <class T> struct mpmc_unbounded {
     static auto make(std::size_t = 0) { return cochan::mpmc::unbounded<T>(); }
 };
 
+// Rendezvous channels (capacity 0): bounded endpoints; `make` ignores the capacity it is given.
+template <class T> struct spmc_rendezvous {
+    static constexpr bool bounded = true;
+    static constexpr bool multi = false;
+    static auto make(std::size_t = 0) { return cochan::spmc::rendezvous<T>(); }
+};
+template <class T> struct mpmc_rendezvous {
+    static constexpr bool bounded = true;
+    static constexpr bool multi = true;
+    static auto make(std::size_t = 0) { return cochan::mpmc::rendezvous<T>(); }
+};
+
 // Sends without waiting: `try_send` on a bounded channel, `send` on an unbounded one.
 template <class Sender, class V> auto push(Sender& tx, V&& v) {
     if constexpr (requires { tx.capacity(); }) {
