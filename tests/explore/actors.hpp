@@ -701,7 +701,14 @@ template <class Op> struct tracked_select {
     actor_info* self;
     Op* op;
 
-    bool await_ready() { return op->await_ready(); }
+    /// The select's first pass (try_select's): when it finds a value, or every channel ended,
+    /// or the token was stopped, it completes here without linking or suspending.
+    bool await_ready() {
+        if (!op->await_ready()) return false;
+        self->op_suspended = false;
+        self->stopped_before_link = false;
+        return true;
+    }
     bool await_suspend(std::coroutine_handle<> h) {
         actor_table* t = actors;
         actor_info* a = self;
