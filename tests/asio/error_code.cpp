@@ -92,7 +92,10 @@ TEST_CASE("asio ec: async_recv_ec needs a default-initializable T; async_recv do
 
 TEST_CASE("asio ec: plain callbacks get (error_code, T) and (error_code, optional<T>)", "[asio]") {
     asio::io_context io;
-    auto [tx, rx] = cochan::mpmc::bounded<std::unique_ptr<int>>(1);
+    auto channel = cochan::mpmc::bounded<std::unique_ptr<int>>(
+        1); // clang 14 cannot capture structured bindings
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     std::vector<std::pair<error_code, std::unique_ptr<int>>> received;
     std::vector<std::pair<error_code, std::optional<std::unique_ptr<int>>>> sent;
     auto on_recv = [&](error_code ec, std::unique_ptr<int> v) {
@@ -154,7 +157,9 @@ TEST_CASE("asio ec: plain callbacks get (error_code, T) and (error_code, optiona
 
 TEST_CASE("asio ec: use_awaitable returns the value and throws system_error on error", "[asio]") {
     asio::io_context io;
-    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    auto channel = cochan::spmc::bounded<int>(1); // clang 14 cannot capture structured bindings
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     int got = 0;
     std::optional<error_code> recv_error, send_error;
     run_coroutine(io, [&]() -> asio::awaitable<void> {
@@ -206,7 +211,9 @@ TEST_CASE("asio ec: as_tuple(use_awaitable) gives the code and the value, or the
 TEST_CASE("asio ec: redirect_error(use_awaitable, ec) stores the code instead of throwing",
           "[asio]") {
     asio::io_context io;
-    auto [tx, rx] = cochan::spmc::bounded<int>(2);
+    auto channel = cochan::spmc::bounded<int>(2); // clang 14 cannot capture structured bindings
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     run_coroutine(io, [&]() -> asio::awaitable<void> {
         error_code ec;
         auto back = co_await async_send_ec(tx, 7, asio::redirect_error(asio::use_awaitable, ec));
@@ -242,7 +249,9 @@ TEST_CASE("asio ec: use_future delivers the value, and the error as an exception
 
 TEST_CASE("asio ec: deferred operations launch later, with any token", "[asio]") {
     asio::io_context io;
-    auto [tx, rx] = cochan::mpmc::bounded<int>(2);
+    auto channel = cochan::mpmc::bounded<int>(2); // clang 14 cannot capture structured bindings
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     auto send = async_send_ec(tx, 11, cochan_test::deferred);
     auto recv = async_recv_ec(rx, cochan_test::deferred);
     CHECK(rx.empty()); // nothing started yet
@@ -268,7 +277,9 @@ TEST_CASE("asio ec: deferred operations launch later, with any token", "[asio]")
 TEST_CASE("asio ec: cancelling a waiting send hands its value back beside operation_canceled",
           "[asio]") {
     asio::io_context io;
-    auto [tx, rx] = cochan::spmc::bounded<counted>(1);
+    auto channel = cochan::spmc::bounded<counted>(1); // clang 14 cannot capture structured bindings
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     counted::reset();
     REQUIRE(tx.try_send(counted(1)));
     asio::cancellation_signal signal;
