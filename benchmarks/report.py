@@ -360,7 +360,7 @@ def peer_versions(results_dir):
 def machine(compiler, results_dir):
     cpu = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip() or platform.processor()
     pkgs = []
-    for p in ["libbenchmark-dev", "libasio-dev", "libboost-fiber-dev", "libconcurrentqueue-dev"]:
+    for p in ["libbenchmark-dev", "libasio-dev", "libboost-fiber1.81-dev", "libconcurrentqueue-dev"]:
         v = sh(f"dpkg-query -W -f='${{Version}}' {p} 2>/dev/null")
         pkgs.append(f"{p} {v or '?'}")
     cc = sh(f"{compiler} --version | head -1") if compiler else "?"

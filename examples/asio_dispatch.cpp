@@ -4,10 +4,24 @@
 // clients each send R lines on a connection of their own, check every echo and report through a
 // second channel; then main closes the acceptor, its coroutine closes the sender, and the workers
 // drain the queue and exit on `disconnected`.   usage: asio_dispatch [C=16] [R=50] [W=4]
-// Needs standalone Asio (libasio-dev); asio::awaitable uses channels through cochan/asio.hpp.
+// Built twice: with standalone Asio (libasio-dev) through cochan/asio.hpp, and, as
+// asio_dispatch_boost with COCHAN_EXAMPLE_BOOST_ASIO defined, with Boost.Asio (libboost1.81-dev)
+// through cochan/boost_asio.hpp. The code is the same: `asio` names the Asio library and
+// `cochan_asio` the adapter.
+#if COCHAN_EXAMPLE_BOOST_ASIO
+#include <cochan/boost_asio.hpp>
+
+#include <boost/asio.hpp>
+
+namespace asio = boost::asio;
+namespace cochan_asio = cochan::boost_asio;
+#else
 #include <cochan/asio.hpp>
 
 #include <asio.hpp>
+
+namespace cochan_asio = cochan::asio;
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,12 +34,13 @@
 namespace {
 
 using asio::ip::tcp;
+using error_code = cochan_asio::error_code; // std::error_code, or boost::system::error_code
 using count = unsigned long long;
 constexpr auto use_awaitable = asio::use_awaitable;
 constexpr std::size_t queue_capacity = 2; // connections accepted but not yet taken by a worker
 
 // Token for I/O whose errors are expected (end-of-file, a closed acceptor): they land in `ec`.
-const auto no_throw = [](asio::error_code& ec) { return asio::redirect_error(use_awaitable, ec); };
+const auto no_throw = [](error_code& ec) { return asio::redirect_error(use_awaitable, ec); };
 
 // Counters, each written by one coroutine only and read by main after the io_context stopped.
 struct acceptor_tally {
@@ -38,7 +53,7 @@ struct alignas(64) worker_tally {
 // Serves one connection: echoes each line until end-of-file; `s` closes when it is destroyed.
 asio::awaitable<void> serve(tcp::socket s, worker_tally& mine) {
     std::string in;
-    for (asio::error_code ec;; ++mine.requests) {
+    for (error_code ec;; ++mine.requests) {
         const std::size_t n =
             co_await asio::async_read_until(s, asio::dynamic_buffer(in, 4096), '\n', no_throw(ec));
         if (ec) co_return; // end-of-file: the client is done
@@ -55,12 +70,12 @@ asio::awaitable<void> acceptor_loop(tcp::acceptor& acceptor,
                                     cochan::spmc::bounded_sender<tcp::socket> tx,
                                     acceptor_tally& stats) {
     for (;;) {
-        asio::error_code ec;
+        error_code ec;
         tcp::socket socket = co_await acceptor.async_accept(no_throw(ec));
         if (ec) break; // operation_aborted: the supervisor closed the acceptor
         ++stats.accepted;
         if (tx.size() == tx.capacity()) ++stats.found_full; // a snapshot, for the printout
-        auto sent = co_await cochan::asio::async_send(tx, std::move(socket), use_awaitable);
+        auto sent = co_await cochan_asio::async_send(tx, std::move(socket), use_awaitable);
         if (!sent) break; // every worker is gone; sent.error().value is the socket, handed back
     }
     tx.close(); // the workers drain what is queued, then async_recv reports `disconnected`
@@ -69,7 +84,7 @@ asio::awaitable<void> acceptor_loop(tcp::acceptor& acceptor,
 // A worker: take the next connection, serve it to the end, repeat. Each connection is received
 // by exactly one worker; the loop ends once the acceptor closed its sender and the queue is empty.
 asio::awaitable<void> worker(cochan::spmc::bounded_receiver<tcp::socket> rx, worker_tally& mine) {
-    while (auto socket = co_await cochan::asio::async_recv(rx, use_awaitable)) {
+    while (auto socket = co_await cochan_asio::async_recv(rx, use_awaitable)) {
         ++mine.connections;
         co_await serve(std::move(*socket), mine);
     }
@@ -81,7 +96,7 @@ asio::awaitable<void> worker(cochan::spmc::bounded_receiver<tcp::socket> rx, wor
 asio::awaitable<void> client(unsigned id, tcp::endpoint server, unsigned requests,
                              cochan::mpmc::unbounded_sender<count> reports) {
     count good = 0;
-    asio::error_code ec;
+    error_code ec;
     tcp::socket s(co_await asio::this_coro::executor);
     co_await s.async_connect(server, no_throw(ec));
     for (unsigned r = 0; r < requests && !ec; ++r) {

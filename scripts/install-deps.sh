@@ -11,11 +11,12 @@ export DEBIAN_FRONTEND=noninteractive
 # Compilers and tools: g++, clang 14 (the default clang, with its sanitizer and libFuzzer
 # runtimes), clang 16 (the UBSan stage: clang 14's -fsanitize=function cannot compile
 # coroutines), clang-format and clang-tidy 14, python3 (the link check, the benchmark report).
-# Test dependencies: Catch2 2, standalone Asio.
-# Benchmark peers: Google Benchmark, Boost.Fiber, moodycamel.
+# Test dependencies: Catch2 2, standalone Asio, Boost 1.81 (Boost.Asio, header-only).
+# Benchmark peers: Google Benchmark, Boost.Fiber 1.81, moodycamel.
 packages=(build-essential cmake ninja-build git python3
           clang libclang-rt-14-dev clang-16 libclang-rt-16-dev clang-format clang-tidy
-          catch2 libasio-dev libbenchmark-dev libboost-fiber-dev libconcurrentqueue-dev)
+          catch2 libasio-dev libboost1.81-dev libbenchmark-dev libboost-fiber1.81-dev
+          libconcurrentqueue-dev)
 # The benchmarks' Rust and Go peers, built offline: Debian's cargo/rustc and the crates they use
 # from Debian's registry (/usr/share/cargo/registry), and Debian's Go (standard library only).
 bench_peer_packages=(cargo librust-tokio-dev librust-async-channel-dev librust-flume-dev
@@ -28,6 +29,17 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]})); then
     sudo=(); if (($(id -u) != 0)); then sudo=(sudo); fi
+    # Boost 1.81 replaces Debian's default Boost 1.74, which earlier versions of this script
+    # installed (libboost-fiber-dev). Each libboostX-dev conflicts with every other (all ship
+    # /usr/include/boost), so every Boost development package not of 1.81 (1.74's, and the
+    # libboost-fiber-dev metapackage that pulls them in) is removed first, by name: nothing of
+    # 1.74's headers stays, and apt is not left to pick a side. Runtime libraries stay (other
+    # software may link them).
+    if [[ " ${missing[*]} " == *" libboost1.81-dev "* ]]; then
+        mapfile -t old_boost < <(dpkg-query -W -f='${Package} ${Status}\n' \
+            'libboost*-dev' 2>/dev/null | awk '/ install ok installed$/ && $1 !~ /1\.81-dev$/ {print $1}')
+        if ((${#old_boost[@]})); then "${sudo[@]}" apt-get remove -y "${old_boost[@]}"; fi
+    fi
     "${sudo[@]}" apt-get update
     "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 fi

@@ -1,28 +1,32 @@
-// cochan: the results of channel operations. Errors are values, never exceptions.
+// cochan: the results of channel operations. Errors are values, never exceptions; the error
+// enums are also `std::error_code` enums, for code that speaks that convention (Asio).
 #pragma once
 
 #include <exception>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
 namespace cochan {
 
-/// Why a send did not deliver its value.
+/// Why a send did not deliver its value. Also a `std::error_code` enum (`make_error_code`
+/// below); the values start at 1 because an `error_code` of 0 means success.
 enum class send_errc {
-    disconnected, ///< every receiver is gone, or this sender was closed
-    full,         ///< `try_send`: no free slot; a one-shot's `send`: a value was already sent
-    cancelled,    ///< the operation's stop token was triggered before it was granted a slot
-    timed_out,    ///< `blocking_send_for` / `_until` only: the deadline passed first
+    disconnected = 1, ///< every receiver is gone, or this sender was closed
+    full,             ///< `try_send`: no free slot; a one-shot's `send`: a value was already sent
+    cancelled,        ///< the operation's stop token was triggered before it was granted a slot
+    timed_out,        ///< `blocking_send_for` / `_until` only: the deadline passed first
 };
 
-/// Why a receive produced no value.
+/// Why a receive produced no value. Also a `std::error_code` enum, as `send_errc`.
 enum class recv_errc {
-    disconnected, ///< every sender is gone and the buffer is drained
-    empty,        ///< `try_recv` only: nothing buffered, but a sender may still send
-    cancelled,    ///< the operation's stop token was triggered before it was granted a value
-    timed_out,    ///< `blocking_recv_for` / `_until` only: the deadline passed first
+    disconnected = 1, ///< every sender is gone and the buffer is drained
+    empty,            ///< `try_recv` only: nothing buffered, but a sender may still send
+    cancelled,        ///< the operation's stop token was triggered before it was granted a value
+    timed_out,        ///< `blocking_recv_for` / `_until` only: the deadline passed first
 };
 
 /// A short English description, for logs and messages.
@@ -45,6 +49,65 @@ constexpr const char* to_string(recv_errc e) noexcept {
     case recv_errc::timed_out: return "receive timed out";
     }
     return "unknown receive error";
+}
+
+namespace detail {
+
+constexpr bool would_block(send_errc e) noexcept {
+    return e == send_errc::full;
+}
+constexpr bool would_block(recv_errc e) noexcept {
+    return e == recv_errc::empty;
+}
+
+/// The error category of one of the errc enums: its name, `to_string` as the message, and the
+/// portable conditions it matches (`cancelled` is `std::errc::operation_canceled`, `timed_out`
+/// is `std::errc::timed_out`, `full` and `empty` are `std::errc::resource_unavailable_try_again`
+/// as for a non-blocking pipe), so `ec == std::errc::operation_canceled` holds for a cancelled
+/// cochan operation and a cancelled Asio one alike. Thread-safe (immutable).
+template <class Errc> class errc_category final : public std::error_category {
+  public:
+    explicit constexpr errc_category(const char* name) noexcept : name_(name) {}
+
+    const char* name() const noexcept override { return name_; }
+
+    std::string message(int ev) const override { return to_string(static_cast<Errc>(ev)); }
+
+    std::error_condition default_error_condition(int ev) const noexcept override {
+        const auto e = static_cast<Errc>(ev);
+        if (e == Errc::cancelled) return std::errc::operation_canceled;
+        if (e == Errc::timed_out) return std::errc::timed_out;
+        if (would_block(e)) return std::errc::resource_unavailable_try_again;
+        return {ev, *this};
+    }
+
+  private:
+    const char* name_; // immutable
+};
+
+} // namespace detail
+
+/// The category of `send_errc` codes, named "cochan.send". One object per program.
+inline const std::error_category& send_category() noexcept {
+    static const detail::errc_category<send_errc> category("cochan.send");
+    return category;
+}
+
+/// The category of `recv_errc` codes, named "cochan.recv". One object per program.
+inline const std::error_category& recv_category() noexcept {
+    static const detail::errc_category<recv_errc> category("cochan.recv");
+    return category;
+}
+
+/// `std::error_code` support, found by argument-dependent lookup: `std::error_code ec =
+/// recv_errc::cancelled;` and `ec == recv_errc::cancelled` work.
+inline std::error_code make_error_code(send_errc e) noexcept {
+    return {static_cast<int>(e), send_category()};
+}
+
+/// As for `send_errc`.
+inline std::error_code make_error_code(recv_errc e) noexcept {
+    return {static_cast<int>(e), recv_category()};
 }
 
 /// A failed send: the reason and the value that was not sent, handed back to the caller.
@@ -155,3 +218,6 @@ template <class T> using send_result = result<void, send_error<T>>;
 template <class T> using recv_result = result<T, recv_errc>;
 
 } // namespace cochan
+
+template <> struct std::is_error_code_enum<cochan::send_errc> : std::true_type {};
+template <> struct std::is_error_code_enum<cochan::recv_errc> : std::true_type {};

@@ -1,21 +1,16 @@
 // The Asio adapter on a real io_context: completion-token operations, per-operation
 // cancellation, lossless races against a timer, resume_on(executor), allocator and executor
 // association.
+#if COCHAN_TEST_BOOST_ASIO
+#include <cochan/boost_asio.hpp>
+#else
 #include <cochan/asio.hpp>
+#endif
+
+#include "support/asio_flavour.hpp"
 
 #include "support/task.hpp"
 
-#include <asio/bind_allocator.hpp>
-#include <asio/bind_cancellation_slot.hpp>
-#include <asio/bind_executor.hpp>
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
-#include <asio/experimental/awaitable_operators.hpp>
-#include <asio/experimental/deferred.hpp>
-#include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
-#include <asio/strand.hpp>
-#include <asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -30,8 +25,8 @@
 #include <vector>
 
 using namespace std::chrono_literals;
-using cochan::asio::async_recv;
-using cochan::asio::async_send;
+using adapter::async_recv;
+using adapter::async_send;
 
 namespace {
 
@@ -235,7 +230,7 @@ TEST_CASE("bug: async_send moved its value out of an lvalue argument, so a token
 TEST_CASE("asio: a deferred send launched twice sends its value twice", "[asio]") {
     asio::io_context io;
     auto [tx, rx] = cochan::mpmc::bounded<std::string>(2);
-    auto op = async_send(tx, std::string(40, 'x'), asio::experimental::deferred);
+    auto op = async_send(tx, std::string(40, 'x'), cochan_test::deferred);
     int sent = 0;
     auto on_sent = [&](const cochan::send_result<std::string>& r) { sent += r ? 1 : 0; };
     op(asio::bind_executor(io, on_sent)); // as an lvalue: its stored value must not be moved from

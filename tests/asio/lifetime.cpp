@@ -2,18 +2,17 @@
 // operations wait, are queued or are being completed on another thread; lazy tokens outliving
 // every endpoint; the allocator of the intermediate post. Run under ASan with
 // detect_leaks=1: a leak fails the run even where no assertion can see it.
+#if COCHAN_TEST_BOOST_ASIO
+#include <cochan/boost_asio.hpp>
+#else
 #include <cochan/asio.hpp>
+#endif
+
+#include "support/asio_flavour.hpp"
 
 #include "support/counted.hpp"
 #include "support/task.hpp"
 
-#include <asio/bind_allocator.hpp>
-#include <asio/bind_executor.hpp>
-#include <asio/co_spawn.hpp>
-#include <asio/detached.hpp>
-#include <asio/experimental/deferred.hpp>
-#include <asio/io_context.hpp>
-#include <asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -24,8 +23,8 @@
 #include <thread>
 #include <utility>
 
-using cochan::asio::async_recv;
-using cochan::asio::async_send;
+using adapter::async_recv;
+using adapter::async_send;
 using cochan_test::counted;
 using cochan_test::counted_handler;
 using cochan_test::handler_counts;
@@ -297,8 +296,8 @@ TEST_CASE("bug: lazy tokens kept a raw channel pointer so dropping every endpoin
     std::optional<cochan::send_result<int>> sent;
     SECTION("experimental::deferred") {
         auto channel = cochan::mpmc::bounded<int>(1);
-        auto recv = async_recv(channel.second, asio::experimental::deferred);
-        auto send = async_send(channel.first, 5, asio::experimental::deferred);
+        auto recv = async_recv(channel.second, cochan_test::deferred);
+        auto send = async_send(channel.first, 5, cochan_test::deferred);
         { auto drop = std::move(channel); } // every endpoint is gone before either launches
         std::move(recv)(
             asio::bind_executor(io, [&](cochan::recv_result<int> r) { got.emplace(r); }));

@@ -27,7 +27,11 @@ run() {
 install_cochan() {
     cmake -S "$src" -B "$work/install-build" "${common[@]}" -DCOCHAN_BUILD_TESTS=OFF \
         -DCOCHAN_BUILD_EXAMPLES=OFF -DCOCHAN_BUILD_BENCHMARKS=OFF &&
-    cmake --install "$work/install-build" --prefix "$work/prefix"
+    cmake --install "$work/install-build" --prefix "$work/prefix" &&
+    # Both Asio adapters are installed, with the implementation they share.
+    for h in asio.hpp boost_asio.hpp detail/asio_adapter.hpp; do
+        test -f "$work/prefix/include/cochan/$h" || { echo "not installed: cochan/$h"; exit 1; }
+    done
 }
 
 # FetchContent clones a git repository holding the work tree as it is now (tracked and

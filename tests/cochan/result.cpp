@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 
@@ -54,6 +55,50 @@ TEST_CASE("error codes describe themselves", "[result]") {
           std::string::npos);
     CHECK(std::string(cochan::to_string(cochan::recv_errc::cancelled)).find("cancel") !=
           std::string::npos);
+}
+
+TEST_CASE("the error enums are std::error_code enums with their own categories", "[result]") {
+    STATIC_REQUIRE(std::is_error_code_enum_v<cochan::send_errc>);
+    STATIC_REQUIRE(std::is_error_code_enum_v<cochan::recv_errc>);
+    for (auto e : {cochan::recv_errc::disconnected, cochan::recv_errc::empty,
+                   cochan::recv_errc::cancelled, cochan::recv_errc::timed_out}) {
+        std::error_code ec = e; // through cochan::make_error_code, found by ADL
+        CHECK(ec);              // no reason is 0, the value that means success
+        CHECK(ec == e);
+        CHECK(ec == cochan::make_error_code(e));
+        CHECK(&ec.category() == &cochan::recv_category());
+        CHECK(std::string(ec.category().name()) == "cochan.recv");
+        CHECK(ec.message() == cochan::to_string(e));
+    }
+    for (auto e : {cochan::send_errc::disconnected, cochan::send_errc::full,
+                   cochan::send_errc::cancelled, cochan::send_errc::timed_out}) {
+        std::error_code ec = e;
+        CHECK(ec);
+        CHECK(ec == e);
+        CHECK(&ec.category() == &cochan::send_category());
+        CHECK(std::string(ec.category().name()) == "cochan.send");
+        CHECK(ec.message() == cochan::to_string(e));
+    }
+    // The two categories are distinct: the same value in each is a different code.
+    CHECK(std::error_code(cochan::send_errc::cancelled) !=
+          std::error_code(cochan::recv_errc::cancelled));
+    CHECK(std::error_code(cochan::send_errc::cancelled) != cochan::recv_errc::cancelled);
+}
+
+TEST_CASE("cochan error codes match the portable conditions", "[result]") {
+    // A cancelled operation compares equal to operation_canceled, as a cancelled Asio one does.
+    CHECK(std::error_code(cochan::recv_errc::cancelled) == std::errc::operation_canceled);
+    CHECK(std::error_code(cochan::send_errc::cancelled) == std::errc::operation_canceled);
+    CHECK(std::error_code(cochan::recv_errc::timed_out) == std::errc::timed_out);
+    CHECK(std::error_code(cochan::send_errc::timed_out) == std::errc::timed_out);
+    CHECK(std::error_code(cochan::recv_errc::empty) == std::errc::resource_unavailable_try_again);
+    CHECK(std::error_code(cochan::send_errc::full) == std::errc::resource_unavailable_try_again);
+    // disconnected has no portable equivalent: it matches none of them.
+    std::error_code gone = cochan::recv_errc::disconnected;
+    CHECK(gone != std::errc::operation_canceled);
+    CHECK(gone != std::errc::resource_unavailable_try_again);
+    CHECK(gone.default_error_condition().category() == cochan::recv_category());
+    CHECK(std::error_code(cochan::recv_errc::empty) != std::errc::operation_canceled);
 }
 
 TEST_CASE("results are nodiscard-typed value types", "[result]") {

@@ -1,0 +1,821 @@
+// cochan: the Asio adapter's one implementation, shared by both Asio flavours. Not a public
+// header and deliberately without an include guard: <cochan/asio.hpp> (standalone Asio) and
+// <cochan/boost_asio.hpp> (Boost.Asio) each include it once, after their library's headers,
+// with two macros naming the flavour:
+//
+//   COCHAN_ASIO_ADAPTER   the adapter's namespace under cochan: `asio` or `boost_asio`
+//   COCHAN_ASIO_LIBRARY   the Asio namespace: `::asio` or `::boost::asio`
+//
+// and with `cochan::COCHAN_ASIO_ADAPTER::error_code` declared (`std::error_code` or
+// `boost::system::error_code`). So both adapters compile alone and together in one
+// translation unit, and a fix here reaches both. Inside, the Asio namespace is spelled
+// `net::` (a namespace alias in the adapter's detail namespace).
+#if !defined(COCHAN_ASIO_ADAPTER) || !defined(COCHAN_ASIO_LIBRARY)
+#error "include <cochan/asio.hpp> or <cochan/boost_asio.hpp>, not cochan/detail/asio_adapter.hpp"
+#endif
+
+#include <cochan/cochan.hpp>
+
+#include <atomic>
+#include <concepts>
+#include <condition_variable>
+#include <coroutine>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace cochan::COCHAN_ASIO_ADAPTER::detail {
+namespace net = COCHAN_ASIO_LIBRARY;
+
+/// An Asio executor, standard (`execution::is_executor`) or of the older Networking TS kind.
+template <class E>
+concept executor = net::execution::is_executor<E>::value || net::is_executor<E>::value;
+} // namespace cochan::COCHAN_ASIO_ADAPTER::detail
+
+/// `resume_on(executor)`: a coroutine woken by the channel is resumed by `post(executor)`.
+/// While the coroutine waits, the poster holds a work guard, so `io_context::run()` does not
+/// return under a coroutine that is still to be resumed there. The coroutine frame is the
+/// caller's, not the adapter's: the executor's execution context must outlive the wait.
+template <cochan::COCHAN_ASIO_ADAPTER::detail::executor Executor>
+struct cochan::poster_traits<Executor> {
+    static auto make(Executor ex) {
+        namespace net = ::cochan::COCHAN_ASIO_ADAPTER::detail::net;
+        return [work = net::executor_work_guard<Executor>(ex)](std::coroutine_handle<> h) {
+            net::post(work.get_executor(), [h] { h.resume(); });
+        };
+    }
+};
+
+namespace cochan::COCHAN_ASIO_ADAPTER {
+namespace detail {
+
+using cochan::detail::op_source;
+using cochan::detail::outcome;
+using cochan::detail::wait_state;
+
+/// How an operation hands its outcome to the handler: as a cochan result (`async_recv`,
+/// `async_send`) or by Asio's error_code convention (`async_recv_ec`, `async_send_ec`). The
+/// operations are the same; only this last step differs.
+enum class convention { result, error_code };
+
+/// Calls a receive's handler with `r`: `h(r)`, or `h(ec, value)` (a value-initialized `T`
+/// beside an error).
+template <convention C, class Handler, class T>
+void invoke_handler(Handler&& h, recv_result<T>&& r) {
+    if constexpr (C == convention::result) {
+        std::forward<Handler>(h)(std::move(r));
+    } else if (r) {
+        std::forward<Handler>(h)(error_code(), std::move(*r));
+    } else {
+        std::forward<Handler>(h)(error_code(r.error()), T());
+    }
+}
+
+/// Calls a send's handler with `r`: `h(r)`, or `h(ec, unsent)` (`unsent` holds the value handed
+/// back beside an error, and nothing on success).
+template <convention C, class Handler, class T>
+void invoke_handler(Handler&& h, send_result<T>&& r) {
+    if constexpr (C == convention::result) {
+        std::forward<Handler>(h)(std::move(r));
+    } else if (r) {
+        std::forward<Handler>(h)(error_code(), std::optional<T>());
+    } else {
+        send_error<T>& e = r.error();
+        std::forward<Handler>(h)(error_code(e.reason), std::optional<T>(std::move(e.value)));
+    }
+}
+
+// ---- the registry: operations that can still complete, per execution context ------------------
+//
+// Why: an operation owns its handler (for `use_awaitable`, a coroutine frame) and a work guard
+// on the handler's executor. If the execution context (an `io_context`) is destroyed while an
+// operation waits in a channel, nothing would ever destroy that handler (a leak: the frame and
+// the endpoints it holds), and a later grant would post into the dead context
+// (use-after-free), then destroy a work guard on a dead scheduler. So every operation that can
+// still complete is enlisted in a registry owned by a service of that context, and the
+// service's shutdown() abandons them. ~io_context shuts services down in reverse order of
+// creation, so this service (created at the first operation) shuts down before the scheduler,
+// which is created with the io_context: while shutdown() runs, posting and work guards are
+// still valid.
+//
+// Life of an operation and its owner in each state (`op_base` and its two subclasses):
+//
+//   started    start() allocates it with the handler's allocator, retains the queue, and
+//              enlists it in the registry of the handler executor's context. If that registry
+//              is already shut down (a handler destroyed during ~io_context starts an
+//              operation), it is abandoned at once. Owner: the initiating thread.
+//   waiting    linked in the channel (recv_or_wait / send_or_wait returned true). Owner: the
+//              channel. Whoever completes it under the channel's lock (a grant, a
+//              disconnection, a cancellation) owns it from then until it has called `notify_`.
+//   ready      done, not linked. post_completion() (from start(), or from `notify_`, called
+//              exactly once per linked operation) asks the registry:
+//              - not shut down: the operation is delisted, an in-flight post is counted, and a
+//                `completion` function object owning the operation is posted to the handler's
+//                executor (with the handler's allocator). State: posted.
+//              - shut down: the operation was taken by shutdown() (below); hand over to it.
+//   posted     owned by the `completion` object in the executor's queue. Invoked: complete()
+//              builds the result, frees the operation, then calls the handler. Destroyed
+//              without being invoked (the context is destroyed with it queued): the operation
+//              is abandoned, as Asio's own operations are (the `destroy` action of
+//              scheduler_operation).
+//   freed      memory returned to the handler's allocator, the queue released.
+//
+// Abandoning an operation: clear its cancellation slot; a receive holding a value hands it
+// back to the channel (to the next waiting receiver, else the head of the buffer), a send
+// drops its unsent value; then the handler is destroyed, never invoked (this may run user
+// code, such as a coroutine frame dropping endpoints: no lock is held); then the work guard;
+// then the memory is freed and the queue released.
+//
+// registry shutdown(), on the thread destroying the context ("S"):
+//   1. Under the registry mutex: mark it shut down and take every enlisted operation (state
+//      taken). From then on no operation is enlisted and nothing posts to this context.
+//   2. For each taken operation, with no lock held:
+//      a. cancel it in the channel (cancel_recv / cancel_send). A waiting operation is
+//         unlinked and marked cancelled, and its `notify_` runs at once on S (a notification
+//         is what tells the two cases apart without a new queue entry point). One that is
+//         already done was completed by another thread ("T"), whose `notify_` may still be
+//         on its way.
+//      b. abandon its context-bound parts: slot, hand-back, value, handler, work guard. Safe
+//         even while T's `notify_` is pending: the operation is done, T's completion wrote
+//         the outcome and the value before releasing the channel lock that step a took, and
+//         from then on T only reads the registry pointer and the registry-guarded state.
+//      c. under the registry mutex: if its notification came (state notified), S frees it;
+//         otherwise mark it abandoned, and the late `notify_` frees it (memory, queue and
+//         registry reference; nothing of the context). Exactly one of the two frees it.
+//   3. Wait until no post is in flight, so the scheduler shuts down (and destroys the
+//      posted completions) only after every thread that passed step 1's check is out of
+//      asio::post.
+// Race (1), an operation completed by T whose `notify_` has not posted yet when S starts: T's
+// post_completion checks the registry under its mutex. If it got there first, the operation
+// is delisted and S waits for the post (step 3); otherwise S owns the context-bound parts
+// and T only frees memory. The registry outlives the context while operations reference it
+// (counted), so a late T can check it safely. Race (2), an operation started after shutdown:
+// refused at enlistment, abandoned at once. Lock order: the registry mutex is never held
+// while taking the channel lock, running user code or destroying handlers.
+
+class op_registry;
+
+/// The part of an operation the registry sees.
+struct tracked_op {
+    enum class track : unsigned char {
+        none,      ///< not enlisted (posted, or the executor has no execution context)
+        enlisted,  ///< in the registry's list: can still complete
+        taken,     ///< taken by shutdown(), which has not finished with it
+        notified,  ///< taken, and its notification came: shutdown() frees it
+        abandoned, ///< taken, and shutdown() abandoned it first: the late notification frees it
+    };
+    /// shutdown() step 2 for this operation type.
+    using shutdown_fn = void (*)(tracked_op*) noexcept;
+
+    explicit tracked_op(shutdown_fn f) noexcept : shutdown_(f) {}
+
+    const shutdown_fn shutdown_;      // immutable
+    op_registry* registry_ = nullptr; // written at enlistment, before the operation is linked
+                                      // (so its completer sees it); then read-only. Counted.
+    tracked_op* reg_prev_ = nullptr;  // guarded by the registry's mutex
+    tracked_op* reg_next_ = nullptr;  // guarded by the registry's mutex; read by shutdown()
+                                      // after it took the list, when nobody writes it any more
+    track track_ = track::none;       // guarded by the registry's mutex
+};
+
+/// The operations of one execution context that can still complete, and the shutdown
+/// protocol described above. Heap-allocated and counted: the service holds one reference,
+/// each enlisted operation one, so a notification arriving after the context is gone can
+/// still consult it. Thread-safe.
+class op_registry {
+  public:
+    enum class post_action {
+        post,     ///< delisted: post the completion, then call end_post()
+        handover, ///< shutdown() has it and will free it: do not touch the operation again
+        free,     ///< shutdown() abandoned it already: free it, then release()
+    };
+
+    op_registry() = default;
+    op_registry(const op_registry&) = delete;
+    op_registry& operator=(const op_registry&) = delete;
+
+    void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+    void release() noexcept {
+        // acq_rel: the deleting thread sees every other holder's last use.
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+
+    /// Lists `op` (it takes a reference), or returns false once shut down.
+    bool enlist(tracked_op& op) noexcept {
+        std::lock_guard lock(mutex_);
+        if (shut_down_) return false;
+        op.registry_ = this;
+        op.track_ = tracked_op::track::enlisted;
+        op.reg_prev_ = nullptr;
+        op.reg_next_ = head_;
+        if (head_ != nullptr) head_->reg_prev_ = &op;
+        head_ = &op;
+        retain();
+        return true;
+    }
+
+    /// start() failed after enlisting `op` (it never linked): take it out, drop its reference.
+    void delist(tracked_op& op) noexcept {
+        {
+            std::lock_guard lock(mutex_);
+            // Starting an operation while its context is destroyed on another thread is not
+            // allowed (as for any Asio operation), so shutdown() cannot have taken it.
+            COCHAN_ASSERT(op.track_ == tracked_op::track::enlisted,
+                          "an Asio operation started while its execution context was destroyed");
+            unlink(op);
+        }
+        release();
+    }
+
+    /// The operation is done and about to be posted: see post_action.
+    post_action begin_post(tracked_op& op) noexcept {
+        std::lock_guard lock(mutex_);
+        if (!shut_down_) {
+            unlink(op);
+            ++posting_;
+            return post_action::post;
+        }
+        // Shut down: shutdown() took every enlisted operation, this one included.
+        if (op.track_ == tracked_op::track::abandoned) return post_action::free;
+        op.track_ = tracked_op::track::notified;
+        return post_action::handover;
+    }
+
+    /// The post counted by begin_post() returned; drops the operation's reference.
+    void end_post() noexcept {
+        {
+            std::lock_guard lock(mutex_);
+            // Notified under the mutex: shutdown() cannot return (and the service release its
+            // reference) between the decrement and the notification.
+            if (--posting_ == 0 && shut_down_) idle_.notify_all();
+        }
+        release();
+    }
+
+    /// shutdown() step 2c: true if the operation's notification came (the caller frees it);
+    /// otherwise the late notification will.
+    bool shutdown_finished(tracked_op& op) noexcept {
+        std::lock_guard lock(mutex_);
+        if (op.track_ == tracked_op::track::notified) return true;
+        op.track_ = tracked_op::track::abandoned;
+        return false;
+    }
+
+    /// Called by the service's shutdown(); see the protocol above.
+    void shutdown() noexcept {
+        tracked_op* ops = nullptr;
+        {
+            std::lock_guard lock(mutex_);
+            shut_down_ = true;
+            ops = std::exchange(head_, nullptr);
+            for (tracked_op* op = ops; op != nullptr; op = op->reg_next_) {
+                op->track_ = tracked_op::track::taken;
+            }
+        }
+        // Newest first (enlist() pushes at the head): receives granted in FIFO order then hand
+        // their values back to the head of a buffer oldest last, which keeps their order.
+        // Nothing frees an operation of the list before its turn: a notification on the way
+        // only marks it (begin_post), and nothing posts it any more.
+        while (ops != nullptr) {
+            tracked_op* next = ops->reg_next_; // read first: `ops` may be freed by its shutdown_
+            ops->shutdown_(ops);
+            ops = next;
+        }
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [this] { return posting_ == 0; });
+    }
+
+  private:
+    ~op_registry() = default;
+
+    void unlink(tracked_op& op) noexcept {
+        (op.reg_prev_ != nullptr ? op.reg_prev_->reg_next_ : head_) = op.reg_next_;
+        if (op.reg_next_ != nullptr) op.reg_next_->reg_prev_ = op.reg_prev_;
+        op.reg_prev_ = op.reg_next_ = nullptr;
+        op.track_ = tracked_op::track::none;
+    }
+
+    std::mutex mutex_;
+    std::condition_variable idle_;     // posting_ reached 0 after shutdown; waited on by shutdown()
+    tracked_op* head_ = nullptr;       // enlisted operations; guarded by mutex_
+    std::size_t posting_ = 0;          // posts between begin_post() and end_post(); by mutex_
+    bool shut_down_ = false;           // guarded by mutex_
+    std::atomic<std::size_t> refs_{1}; // the service's, plus one per enlisted operation
+};
+
+/// The execution-context service that owns a registry and shuts it down with the context.
+class registry_service final : public net::execution_context::service {
+  public:
+    static inline net::execution_context::id id; // NOLINT: Asio's service identification
+
+    explicit registry_service(net::execution_context& ctx)
+        : net::execution_context::service(ctx), registry_(new op_registry) {}
+    registry_service(const registry_service&) = delete;
+    registry_service& operator=(const registry_service&) = delete;
+    ~registry_service() override { registry_->release(); }
+
+    op_registry& registry() noexcept { return *registry_; }
+
+  private:
+    void shutdown() override { registry_->shutdown(); }
+
+    op_registry* const registry_; // one reference, released by the destructor
+};
+
+/// The registry of `ex`'s execution context: `asio::query(ex, execution::context)` for
+/// standard executors, `ex.context()` for old-style ones. Null for an executor with no
+/// execution context (such operations are not tracked: their context must outlive them).
+template <class Executor> op_registry* registry_for(const Executor& ex) {
+    if constexpr (net::execution::is_executor<Executor>::value) {
+        if constexpr (net::can_query<const Executor&, net::execution::context_t>::value) {
+            using context_type =
+                typename net::query_result<const Executor&, net::execution::context_t>::type;
+            if constexpr (std::is_convertible_v<context_type, net::execution_context&>) {
+                net::execution_context& ctx = net::query(ex, net::execution::context);
+                return &net::use_service<registry_service>(ctx).registry();
+            } else {
+                return nullptr;
+            }
+        } else {
+            return nullptr;
+        }
+    } else {
+        net::execution_context& ctx = ex.context();
+        return &net::use_service<registry_service>(ctx).registry();
+    }
+}
+
+// ---- operations --------------------------------------------------------------------------------
+
+/// The function object posted to the handler's executor. It owns the operation: invoked, it
+/// completes it; destroyed without being invoked (the executor's context was destroyed with it
+/// queued), it abandons it. Move-only; a moved-from one owns nothing. It carries the handler's
+/// associated allocator, which `asio::post` uses for the executor's operation.
+template <class Op> class completion {
+  public:
+    using allocator_type = typename Op::handler_allocator;
+
+    completion(Op* op, allocator_type alloc) noexcept : op_(op), alloc_(std::move(alloc)) {}
+    completion(completion&& other) noexcept
+        : op_(std::exchange(other.op_, nullptr)), alloc_(other.alloc_) {}
+    completion(const completion&) = delete;
+    completion& operator=(const completion&) = delete;
+    completion& operator=(completion&&) = delete;
+    ~completion() {
+        if (op_ != nullptr) Op::abandon_op(op_);
+    }
+
+    allocator_type get_allocator() const noexcept { return alloc_; }
+
+    void operator()() {
+        Op* op = std::exchange(op_, nullptr); // complete() frees it, or throws having freed it
+        op->complete();
+    }
+
+  private:
+    Op* op_;               // owned; null once moved from or invoked
+    allocator_type alloc_; // immutable
+};
+
+/// The parts every operation shares: the handler, the work it keeps on the handler's executor,
+/// its memory, its queue reference, cancellation through the handler's slot, and the post.
+///
+/// A cancellation signal (delivered in the handler's execution context, as Asio requires)
+/// either unlinks a waiting operation (it then completes `cancelled`) or, for a receive that
+/// was already granted but has not been delivered, marks it so complete() hands the value back
+/// to the channel and reports `cancelled`: a lost race (`recv || timer`) loses no value.
+template <class Derived, class Queue, class Handler> class op_base : public tracked_op {
+  public:
+    using executor_type = net::associated_executor_t<Handler, net::system_executor>;
+    using handler_allocator = net::associated_allocator_t<Handler>;
+
+  protected:
+    using allocator =
+        typename std::allocator_traits<handler_allocator>::template rebind_alloc<Derived>;
+    using alloc_traits = std::allocator_traits<allocator>;
+
+    op_base(Queue* q, Handler&& h)
+        : tracked_op(&shutdown_op), held_queue_(q), alloc_(net::get_associated_allocator(h)),
+          handler_(std::in_place, std::move(h)),
+          work_(std::in_place, net::get_associated_executor(*handler_, net::system_executor())) {}
+
+    /// Allocates the operation with the handler's associated allocator.
+    template <class... Args> static Derived* create(Handler& h, Args&&... args) {
+        allocator alloc(net::get_associated_allocator(h));
+        Derived* p = alloc_traits::allocate(alloc, 1);
+        try {
+            return ::new (static_cast<void*>(p)) Derived(std::forward<Args>(args)...);
+        } catch (...) {
+            alloc_traits::deallocate(alloc, p, 1);
+            throw;
+        }
+    }
+
+    /// The registry of the handler executor's context (null if it has none).
+    static op_registry* registry_of(const Handler& h) {
+        return registry_for(net::get_associated_executor(h, net::system_executor()));
+    }
+
+    /// Frees the operation and drops its own queue reference (its operation state drops the
+    /// waiter's, and gives back a value it still holds, as it is destroyed). Its handler may be
+    /// engaged still (destroyed here) or already moved out or destroyed.
+    static void deallocate(Derived* op) noexcept {
+        Queue* q = op->held_queue_;
+        allocator alloc(op->alloc_);
+        op->~Derived();
+        alloc_traits::deallocate(alloc, op, 1);
+        q->release(); // last: may destroy the queue and its buffered values
+    }
+
+    /// Abandons a done operation (see the protocol above): hand-back, handler, work, memory.
+    static void abandon_op(Derived* op) noexcept {
+        op->abandon_in_context();
+        deallocate(op);
+    }
+
+    /// The context-bound parts of abandoning, in order: the slot, the values (a receive hands
+    /// its value back first), the handler (user code may run), the work guard.
+    void abandon_in_context() noexcept {
+        disconnect_cancellation();
+        static_cast<Derived*>(this)->release_values();
+        handler_.reset();
+        work_.reset();
+    }
+
+    /// Installs the cancellation handler (when the handler has a connected slot).
+    void connect_cancellation() {
+        auto slot = net::get_associated_cancellation_slot(*handler_);
+        if (slot.is_connected()) {
+            slot.template emplace<canceller>(static_cast<Derived*>(this));
+        }
+    }
+
+    void disconnect_cancellation() noexcept {
+        auto slot = net::get_associated_cancellation_slot(*handler_);
+        if (slot.is_connected()) slot.clear();
+    }
+
+    /// Enlists the operation (see the protocol). False if the context is shut down.
+    bool enlist(op_registry* registry) noexcept {
+        return registry == nullptr || registry->enlist(*this);
+    }
+
+    /// start() failed before linking: undo enlist().
+    void delist() noexcept {
+        if (this->registry_ != nullptr) this->registry_->delist(*this);
+    }
+
+    /// The operation is done (from start() if it never linked, else from notify_, once, after
+    /// the channel released its lock): post its completion to the handler's executor, or hand
+    /// it to the shutdown of that executor's context.
+    void post_completion() noexcept {
+        auto* self = static_cast<Derived*>(this);
+        op_registry* registry = this->registry_;
+        if (registry == nullptr) {
+            post_to_executor(self);
+            return;
+        }
+        switch (registry->begin_post(*this)) {
+        case op_registry::post_action::post:
+            post_to_executor(self); // from here on the completion owns the operation
+            registry->end_post();   // not `this`: the operation may be complete and freed
+            return;
+        case op_registry::post_action::handover: return; // shutdown() frees it
+        case op_registry::post_action::free:
+            deallocate(self);
+            registry->release();
+            return;
+        }
+    }
+
+    /// complete() starts here: checks that the cancellation signal is not running concurrently
+    /// (debug builds), then disconnects the slot.
+    void begin_complete() noexcept {
+#ifndef NDEBUG
+        // seq_cst, both sides: a Dekker pair with the canceller, so that if the two overlap
+        // at least one of them sees the other's flag.
+        completing_.store(true, std::memory_order_seq_cst);
+        COCHAN_ASSERT(!in_canceller_.load(std::memory_order_seq_cst),
+                      "cancellation signal emitted concurrently with completion: lossless "
+                      "cancellation needs a strand or a single-threaded io_context");
+#endif
+        disconnect_cancellation();
+    }
+
+    /// Frees the operation, then invokes its handler with `r`, by the operation's convention
+    /// (Asio's rule: the memory is free
+    /// before the handler runs, so the handler may reuse it).
+    template <class Result> void deliver(Result&& r) {
+        auto* self = static_cast<Derived*>(this);
+        Handler h(std::move(*handler_));
+        deallocate(self);
+        invoke_handler<Derived::completes_by>(std::move(h), std::forward<Result>(r));
+    }
+
+    Queue* const held_queue_; // immutable; the operation's own reference, see deallocate()
+    std::atomic<bool> cancel_requested_{false}; // set by the canceller; read by complete()
+
+  private:
+    friend completion<Derived>;
+
+    /// shutdown() step 2 (see the protocol above).
+    static void shutdown_op(tracked_op* t) noexcept {
+        auto* op = static_cast<Derived*>(t);
+        // Unlinks a waiting operation and notifies it (it then hands over, not posting);
+        // leaves a done one alone.
+        op->cancel();
+        op->abandon_in_context();
+        op_registry* registry = op->registry_;
+        if (registry->shutdown_finished(*op)) {
+            deallocate(op);
+            registry->release();
+        }
+    }
+
+    /// Posts the completion to the handler's executor, with the handler's allocator.
+    static void post_to_executor(Derived* op) noexcept {
+        auto ex = op->work_->get_executor();
+        net::post(ex, completion<Derived>(op, net::get_associated_allocator(*op->handler_)));
+    }
+
+    struct canceller {
+        explicit canceller(Derived* s) noexcept : self(s) {} // no paren-aggregate-init in clang 14
+        Derived* self;
+        void operator()(net::cancellation_type_t type) const {
+            if (type == net::cancellation_type::none) return;
+#ifndef NDEBUG
+            self->in_canceller_.store(true, std::memory_order_seq_cst);
+            COCHAN_ASSERT(!self->completing_.load(std::memory_order_seq_cst),
+                          "cancellation signal emitted concurrently with completion: lossless "
+                          "cancellation needs a strand or a single-threaded io_context");
+#endif
+            // release: complete() (possibly on another thread of the same executor) acquires.
+            self->cancel_requested_.store(true, std::memory_order_release);
+#ifndef NDEBUG
+            // Cleared before cancel(): once it unlinks the operation, its completion may run
+            // (and free it) on another thread.
+            self->in_canceller_.store(false, std::memory_order_seq_cst);
+#endif
+            self->cancel(); // unlinks a still-waiting operation; a no-op once it is done
+        }
+    };
+
+    [[no_unique_address]] allocator alloc_; // immutable; frees the operation
+    std::optional<Handler> handler_;        // owner-only (see the protocol); empty once abandoned
+    std::optional<net::executor_work_guard<executor_type>> work_; // as handler_
+#ifndef NDEBUG
+    // Debug check of unsafe cancellation (cancel signal concurrent with completion), seq_cst.
+    std::atomic<bool> completing_{false};   // set when complete() starts
+    std::atomic<bool> in_canceller_{false}; // set while the canceller marks the operation
+#endif
+};
+
+/// A receive: the operation state of the protocol (detail/op_state.hpp), with delivery
+/// deferred to the posted completion, plus the Asio parts of op_base.
+template <class Queue, class Handler, convention C>
+class recv_op final : public op_base<recv_op<Queue, Handler, C>, Queue, Handler>,
+                      public cochan::detail::recv_op_state<Queue> {
+    using T = typename Queue::value_type;
+    using base = op_base<recv_op, Queue, Handler>;
+    using state = cochan::detail::recv_op_state<Queue>;
+    friend base;
+    friend completion<recv_op>;
+
+  public:
+    static constexpr convention completes_by = C;
+
+    recv_op(Queue* q, Handler&& h) : base(q, std::move(h)), state(q) {}
+
+    static void start(Queue* q, Handler&& h) {
+        op_registry* registry = base::registry_of(h);
+        recv_op* op = base::create(h, q, std::move(h));
+        q->retain(); // the queue outlives the operation even if `rx` does not
+        // A value taken at once keeps its permit until complete() runs, so a cancellation
+        // arriving before then can always give it back.
+        op->defer_delivery();
+        if (!op->enlist(registry)) { // the context is shutting down: never start
+            base::abandon_op(op);
+            return;
+        }
+        op->connect_cancellation();
+        bool linked = false;
+        try {
+            linked = op->state::start(&notify, {});
+        } catch (...) {
+            op->delist();
+            op->disconnect_cancellation();
+            base::deallocate(op);
+            throw;
+        }
+        if (!linked) op->post_completion(); // never complete inside the initiating function
+    }
+
+  private:
+    static void notify(cochan::detail::waiter_base* w) noexcept {
+        static_cast<recv_op&>(state::of(w)).post_completion();
+    }
+
+    /// Abandoning: a value this operation holds goes back to the channel.
+    void release_values() noexcept { this->give_back(); }
+
+    void complete() {
+        this->begin_complete();
+        if (this->holds_value() && this->cancel_requested_.load(std::memory_order_acquire)) {
+            // Cancelled after the grant but before delivery: give the value back (to the next
+            // waiting receiver or the head of the buffer) and report cancelled.
+            this->give_back();
+            this->deliver(recv_result<T>(std::in_place_index<1>, recv_errc::cancelled));
+            return;
+        }
+        std::optional<recv_result<T>> r;
+        try {
+            r.emplace(this->result());
+        } catch (...) { // T's move threw: the state gives the value back as it is destroyed
+            base::deallocate(this);
+            throw; // propagates out of the executor's run(); the handler is not called
+        }
+        this->deliver(std::move(*r));
+    }
+};
+
+/// A send: the operation state of the protocol plus the Asio parts of op_base.
+template <class Queue, class Handler, convention C>
+class send_op final : public op_base<send_op<Queue, Handler, C>, Queue, Handler>,
+                      public cochan::detail::send_op_state<Queue> {
+    using T = typename Queue::value_type;
+    using base = op_base<send_op, Queue, Handler>;
+    using state = cochan::detail::send_op_state<Queue>;
+    friend base;
+    friend completion<send_op>;
+
+  public:
+    static constexpr convention completes_by = C;
+
+    template <class V>
+    send_op(Queue* q, bool closed, V&& value, Handler&& h)
+        : base(q, std::move(h)), state(q, closed, std::forward<V>(value)) {}
+
+    template <class V> static void start(Queue* q, bool closed, V&& value, Handler&& h) {
+        op_registry* registry = base::registry_of(h);
+        send_op* op = base::create(h, q, closed, std::forward<V>(value), std::move(h));
+        q->retain();                 // the queue outlives the operation even if `tx` does not
+        if (!op->enlist(registry)) { // the context is shutting down: never start
+            base::abandon_op(op);
+            return;
+        }
+        op->connect_cancellation();
+        bool linked = false;
+        try {
+            linked = op->state::start(&notify, {}); // a closed sender completes at once
+        } catch (...) {
+            op->delist();
+            op->disconnect_cancellation();
+            base::deallocate(op);
+            throw;
+        }
+        if (!linked) op->post_completion();
+    }
+
+  private:
+    static void notify(cochan::detail::waiter_base* w) noexcept {
+        static_cast<send_op&>(state::of(w)).post_completion();
+    }
+
+    /// Abandoning: the unsent value (or the moved-from one a granted send left) is destroyed
+    /// now, in the context: it may be an I/O object.
+    void release_values() noexcept { this->discard(); }
+
+    void complete() {
+        this->begin_complete();
+        std::optional<send_result<T>> r;
+        try {
+            r.emplace(this->result());
+        } catch (...) { // moving the value into the channel threw when it was admitted
+            base::deallocate(this);
+            throw; // propagates out of the executor's run(), as Asio does; no handler call
+        }
+        this->deliver(std::move(*r));
+    }
+};
+
+template <convention C> struct initiate_recv {
+    template <class Handler, class Queue>
+    void operator()(Handler&& h, const op_source<Queue>& source) const {
+        using handler_t = std::decay_t<Handler>;
+        handler_t handler(std::forward<Handler>(h));
+        recv_op<Queue, handler_t, C>::start(source.queue.get(), std::move(handler));
+    }
+};
+
+template <convention C> struct initiate_send {
+    template <class Handler, class Queue, class V>
+    void operator()(Handler&& h, const op_source<Queue>& source, V&& value) const {
+        using handler_t = std::decay_t<Handler>;
+        handler_t handler(std::forward<Handler>(h));
+        // Forwarded: a one-shot launch passes the value as an rvalue (moved into the
+        // operation); a deferred operation launched as an lvalue passes its stored value as a
+        // const lvalue (copied, so launching it again sends the value again).
+        send_op<Queue, handler_t, C>::start(source.queue.get(), source.closed,
+                                            std::forward<V>(value), std::move(handler));
+    }
+};
+
+} // namespace detail
+
+/// Receives from `rx` as an Asio asynchronous operation. Completion signature
+/// `void(cochan::recv_result<T>)`. The handler is always invoked through its associated
+/// executor (`asio::system_executor` if it has none) by `asio::post`, never inside the
+/// initiating function or the channel's lock; while the operation waits it keeps work on that
+/// executor. Memory comes from the handler's associated allocator, also for the post.
+///
+/// Cancellation (the handler's cancellation slot; terminal, partial and total alike): a
+/// waiting operation completes with `recv_errc::cancelled`. An operation already granted a
+/// value whose handler has not run yet also completes with `cancelled`, and the value goes
+/// back to the channel (to the next waiting receiver, else the head of the buffer), so a
+/// `recv || timer` race loses nothing. That guarantee needs the cancellation signal and the
+/// completion to be serialized, as Asio requires of cancellation slots: a single-threaded
+/// `io_context`, or a strand (debug builds assert when they overlap).
+///
+/// Executor lifetime: if the handler executor's execution context is shut down (an
+/// `io_context` destroyed) while the operation waits, is queued or is completing, the handler
+/// is destroyed without being invoked, as Asio does, and a value the operation held goes back
+/// to the channel. Nothing leaks and nothing runs twice.
+///
+/// Thread safety: as `rx.recv()`. The operation (and a lazy token's stored arguments) keeps
+/// the channel alive; if the last receiver is dropped while it waits, it completes with
+/// `disconnected`.
+template <class Receiver, class CompletionToken>
+auto async_recv(const Receiver& rx, CompletionToken&& token) {
+    using T = typename Receiver::value_type;
+    // The operation's source (a counted queue reference) is an initiation argument, so a lazy
+    // token that stores its arguments keeps the channel alive.
+    return detail::net::async_initiate<CompletionToken, void(recv_result<T>)>(
+        detail::initiate_recv<detail::convention::result>{}, token, make_op_source(rx));
+}
+
+/// Sends `value` through any sender as an Asio asynchronous operation, so generic Asio code
+/// works over both kinds: through a bounded sender it waits while the channel is full; through
+/// an unbounded one it never waits and completes at once (still through the handler's
+/// executor, never inside this call). Completion signature `void(cochan::send_result<T>)`; the
+/// value comes back in the error on `disconnected` or `cancelled`. Executor, allocator, work and
+/// executor lifetime: as `async_recv` (a send abandoned at shutdown destroys its value).
+/// Cancellation: a waiting send completes with `send_errc::cancelled` and its value; a send already
+/// granted a slot completes normally (its value is in the channel and cannot be taken back). If
+/// `T`'s move throws while a slot is granted later, the exception is rethrown from the handler's
+/// executor (its `run()`), not delivered to the handler.
+///
+/// Thread safety: as `tx.send(v)`; an SPMC sender must not have two sends in flight. The
+/// operation keeps the channel alive.
+template <class Sender, class CompletionToken>
+requires requires(Sender& tx, typename Sender::value_type v) {
+    tx.send(std::move(v)); // any sender this caller may send through (SPMC: non-const)
+}
+auto async_send(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {
+    using T = typename Sender::value_type;
+    return detail::net::async_initiate<CompletionToken, void(send_result<T>)>(
+        detail::initiate_send<detail::convention::result>{}, token, make_op_source(tx),
+        std::move(value));
+}
+
+/// `async_recv` by Asio's convention: completion signature `void(error_code, T)`, where
+/// `error_code` is this flavour's (`std::error_code` for standalone Asio,
+/// `boost::system::error_code` for Boost.Asio). On success the code is clear and the value is
+/// the one received; otherwise the code is a `recv_errc` (`disconnected`, `cancelled`) and the
+/// value is `T()`, so `T` must be default-initializable (use `async_recv` otherwise). With
+/// `use_awaitable` an error is thrown as `system_error`; `as_tuple`, `redirect_error`,
+/// `use_future`, `deferred` and plain callbacks get the code. Everything else (where the handler
+/// runs, cancellation and the value handed back, allocation, executor lifetime, thread safety)
+/// is exactly as for `async_recv`: both are the same operation.
+template <class Receiver, class CompletionToken>
+requires std::default_initializable<typename Receiver::value_type>
+auto async_recv_ec(const Receiver& rx, CompletionToken&& token) {
+    using T = typename Receiver::value_type;
+    return detail::net::async_initiate<CompletionToken, void(error_code, T)>(
+        detail::initiate_recv<detail::convention::error_code>{}, token, make_op_source(rx));
+}
+
+/// `async_send` by Asio's convention: completion signature
+/// `void(error_code, std::optional<T>)`. On success the code is clear and the optional empty
+/// (the value is in the channel); otherwise the code is a `send_errc` (`disconnected`,
+/// `cancelled`) and the optional holds the unsent value, handed back as `async_send` hands it
+/// back in `send_error::value`. An optional rather than a `T`: there is no value to give on
+/// success, and `T` need not be default-constructible (a socket). With `use_awaitable` an
+/// error is thrown as `system_error` and the value is destroyed with the operation's result:
+/// take it back with `as_tuple` or `redirect_error`. Everything else is exactly as for
+/// `async_send`: both are the same operation.
+template <class Sender, class CompletionToken>
+requires requires(Sender& tx, typename Sender::value_type v) {
+    tx.send(std::move(v)); // any sender this caller may send through (SPMC: non-const)
+}
+auto async_send_ec(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {
+    using T = typename Sender::value_type;
+    return detail::net::async_initiate<CompletionToken, void(error_code, std::optional<T>)>(
+        detail::initiate_send<detail::convention::error_code>{}, token, make_op_source(tx),
+        std::move(value));
+}
+
+} // namespace cochan::COCHAN_ASIO_ADAPTER
