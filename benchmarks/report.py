@@ -37,7 +37,7 @@ QUEUES = ["bounded", "unbounded"]
 RUNTIMES = ["current", "mt2", "mt4"]
 TOPOLOGIES = ["1p1c", "1p2c", "1p4c", "1p8c", "8p1c", "8p8c"]
 COCHAN = ["cochan_spmc", "cochan_mpmc"]
-POSTED = "cochan_spmc_posted"  # current rows only: SPMC with .resume_on(loop)
+POSTED = "cochan_spmc_posted"  # SPMC with .resume_on(loop) / .resume_on(pool)
 CORO_PEERS = ["asio", "boost_fiber"]
 # benchmarks/peers/: Rust (Tokio) and Go, measured on the same runtime rows as the C++ peers.
 RUST_PEERS = ["async_channel", "flume"]
@@ -399,8 +399,10 @@ def main():
         "### Ecosystem: ms per batch of 16,384 values (lower is better)\n\n"
         "Each cell: median of the round medians, (min–max spread of the round medians). "
         "† runs on its own OS threads (1 per producer and consumer), whatever the runtime row: "
-        "the same measurement is repeated in the current/mt2/mt4 rows. ‡ cochan SPMC with "
-        "`.resume_on(loop)` instead of inline resumption (current rows only; not in the ratio). "
+        "the same measurement is repeated in the current/mt2/mt4 rows. cochan SPMC/MPMC: tasks "
+        "resumed in `cochan::resumption_scope`s, default resumption. ‡ cochan SPMC with "
+        "`.resume_on(loop)` (current) or `.resume_on(pool)` (mt) on every operation instead "
+        "(not in the ratio). "
         "async-channel and flume run on Tokio (current-thread runtime; multi-thread with 2 or 4 "
         "workers), Go chan with GOMAXPROCS 1, 2 or 4; Go has no unbounded channel, so its "
         "unbounded rows use capacity 16,384 (as Asio's use 16,384 + C). "

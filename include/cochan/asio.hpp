@@ -29,6 +29,7 @@
 #include <asio/execution_context.hpp>
 #include <asio/executor_work_guard.hpp>
 #include <asio/is_executor.hpp>
+#include <asio/defer.hpp>
 #include <asio/post.hpp>
 #include <asio/query.hpp>
 #include <asio/system_executor.hpp>

@@ -36,16 +36,21 @@ template <class E>
 concept executor = net::execution::is_executor<E>::value || net::is_executor<E>::value;
 } // namespace cochan::COCHAN_ASIO_ADAPTER::detail
 
-/// `resume_on(executor)`: a coroutine woken by the channel is resumed by `post(executor)`.
-/// While the coroutine waits, the poster holds a work guard, so `io_context::run()` does not
-/// return under a coroutine that is still to be resumed there. The coroutine frame is the
-/// caller's, not the adapter's: the executor's execution context must outlive the wait.
+/// `resume_on(executor)`: a coroutine woken by the channel is resumed through
+/// `defer(executor)`, inside a `cochan::resumption_scope`. `defer` marks it a continuation of
+/// the waking thread's work: an `io_context` keeps it in that thread's private queue (no lock,
+/// no wake-up of another thread) when the waker runs on the `io_context` itself, and queues it
+/// like `post` otherwise. The scope lets the resumed coroutine run on until it suspends before
+/// the coroutines it wakes in turn run. While the coroutine waits, the poster holds a work
+/// guard, so `io_context::run()` does not return under a coroutine that is still to be resumed
+/// there. The coroutine frame is the caller's, not the adapter's: the executor's execution
+/// context must outlive the wait.
 template <cochan::COCHAN_ASIO_ADAPTER::detail::executor Executor>
 struct cochan::poster_traits<Executor> {
     static auto make(Executor ex) {
         namespace net = ::cochan::COCHAN_ASIO_ADAPTER::detail::net;
         return [work = net::executor_work_guard<Executor>(ex)](std::coroutine_handle<> h) {
-            net::post(work.get_executor(), [h] { h.resume(); });
+            net::defer(work.get_executor(), [h] { cochan::resume_in_scope(h); });
         };
     }
 };
