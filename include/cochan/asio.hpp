@@ -24,12 +24,12 @@
 #include <asio/associated_executor.hpp>
 #include <asio/async_result.hpp>
 #include <asio/cancellation_type.hpp>
+#include <asio/defer.hpp>
 #include <asio/execution/context.hpp>
 #include <asio/execution/executor.hpp>
 #include <asio/execution_context.hpp>
 #include <asio/executor_work_guard.hpp>
 #include <asio/is_executor.hpp>
-#include <asio/defer.hpp>
 #include <asio/post.hpp>
 #include <asio/query.hpp>
 #include <asio/system_executor.hpp>
