@@ -11,7 +11,6 @@
 #include <exception>
 #include <pthread.h>
 #include <semaphore>
-#include <signal.h>
 #include <stop_token>
 #include <string>
 #include <thread>

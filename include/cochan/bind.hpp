@@ -70,11 +70,12 @@ template <class Endpoint, resume_target Target> class executor_bound : public En
   private:
     /// An awaitable gets `.resume_on(target_)`; a result (the operation never waits) is
     /// returned as it is.
-    template <class R> auto on_target(R&& r) const {
+    /// `r` is a prvalue argument, so even a non-movable awaitable is built in place here.
+    template <class R> auto on_target(R r) const {
         if constexpr (requires { std::move(r).resume_on(target_); }) {
             return std::move(r).resume_on(target_);
         } else {
-            return R(std::move(r));
+            return r;
         }
     }
 

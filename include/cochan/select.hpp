@@ -58,8 +58,8 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     using result_type = recv_result<value_type>;
 
     select_awaitable(std::stop_token token, Resume resume, receivers rx)
-        : rx_(rx), claim_(static_cast<int>(branches), &wake, this), token_(std::move(token)),
-          resume_(std::move(resume)) {}
+        : rx_(std::move(rx)), claim_(static_cast<int>(branches), &wake, this),
+          token_(std::move(token)), resume_(std::move(resume)) {}
     select_awaitable(const select_awaitable&) = delete;
     select_awaitable& operator=(const select_awaitable&) = delete;
 

@@ -94,8 +94,7 @@ TEST_CASE("select over different kinds and repeated types names the branch by in
     REQUIRE(t.done());
     CHECK(t.result() == "2:7");
     auto u = pick(rx0, rx1, rx2);
-    std::string text = "hello";
-    REQUIRE(tx1.send(std::move(text)));
+    REQUIRE(tx1.send(std::string("hello")));
     CHECK(u.result() == "1:hello");
 }
 
@@ -217,7 +216,7 @@ TEST_CASE("a stop request cancels a waiting select, and values sent afterwards s
         std::stop_source late;
         manual_scheduler sched;
         auto u = [](std::stop_token tok, auto& a, auto& b, auto post) -> task<std::pair<int, int>> {
-            auto r = co_await cochan::select(std::move(tok), a, b).resume_on(post);
+            auto r = co_await cochan::select(tok, a, b).resume_on(post);
             co_return flat(r);
         }(late.get_token(), rx0, rx1, sched.executor());
         REQUIRE(tx1.send(4));
@@ -234,7 +233,7 @@ TEST_CASE("a stop request from another thread cancels a waiting select", "[selec
     completion_latch done(1);
     std::pair<int, int> got{};
     [](std::stop_token tok, auto& a, auto& b, auto& out, auto& latch) -> detached {
-        out = flat(co_await cochan::select(std::move(tok), a, b));
+        out = flat(co_await cochan::select(tok, a, b));
         latch.count_down();
     }(stop.get_token(), rx0, rx1, got, done);
     std::thread stopper([&] { stop.request_stop(); });
