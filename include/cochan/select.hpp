@@ -10,6 +10,7 @@
 #include <cochan/detail/endpoints.hpp>
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/operations.hpp>
+#include <cochan/detail/select_branches.hpp>
 #include <cochan/detail/select_claim.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/detail/waiter.hpp>
@@ -67,7 +68,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     /// the claim is decided first, so no channel grants a branch any more; then every branch
     /// unlinks (member destruction), and a winner whose value was never delivered gives it back.
     ~select_awaitable() {
-        if (!states_) return; // never linked: nothing to undo
+        if (!branches_) return; // never linked: nothing to undo
         stop_cb_.reset();
         claim_.decide(select_claim::cancelled);
         trampoline::withdraw(&node_);
@@ -97,7 +98,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
         node_.handle_ = h;
         std::apply([this](const auto*... rx) { link_all(make_op_source(*rx).queue...); }, rx_);
         if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
-        if (link<0>()) return false; // decided by this thread: nothing will notify
+        if (branches_->link(claim_)) return false; // decided by this thread: nothing will notify
         // Every branch linked or skipped, the owner's unit of `armed_` not yet taken: a channel
         // or the stop callback may decide the select here (another thread); suspend() then
         // sees that the notification came first, and the coroutine goes on without suspending.
@@ -109,8 +110,8 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
         if (now_) return std::move(*now_);
         stop_cb_.reset(); // waits for a stop callback running on another thread
         const int decision = claim_.decision();
-        abandon_all_but(decision, std::index_sequence_for<Queues...>{});
-        if (decision >= 0) return take<0>(decision);
+        branches_->abandon_all_but(decision);
+        if (decision >= 0) return branches_->take(decision);
         return result_type(std::in_place_index<1>, decision == select_claim::disconnected
                                                        ? recv_errc::disconnected
                                                        : recv_errc::cancelled);
@@ -119,50 +120,8 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
   private:
     /// Takes the references and makes the branches' states (not linked yet).
     void link_all(queue_ref<Queues>... queues) {
-        states_.emplace(queues.get()...);
+        branches_.emplace(queues.get()...);
         queues_.emplace(std::move(queues)...);
-    }
-
-    /// Links branch I and the ones after it. True when this thread decided the claim (it took
-    /// a value, or every branch's channel had ended), so no notification will come.
-    template <std::size_t I> bool link() {
-        if constexpr (I == branches) {
-            return claim_.branch_ended(); // the owner's own unit of `live_`
-        } else {
-            auto& state = std::get<I>(*states_);
-            state.join_select(claim_, static_cast<int>(I));
-            if (state.start(&select_claim::notify_branch, {})) return link<I + 1>(); // linked
-            switch (state.outcome_) {
-            case outcome::disconnected:
-                claim_.branch_ended(); // never the last: the owner still holds its unit
-                return link<I + 1>();
-            case outcome::cancelled: return false; // decided elsewhere; that one notifies
-            default: return true;                  // took a value: decided by this thread
-            }
-        }
-    }
-
-    template <std::size_t... I>
-    void abandon_all_but(int winner, std::index_sequence<I...>) noexcept {
-        (abandon_unless<I>(winner), ...);
-    }
-
-    /// Unlinks branch I unless it won. Until then it may still be linked in its channel, which
-    /// skips it (a grant there loses the claim and passes the value to the next waiter).
-    template <std::size_t I> void abandon_unless(int winner) noexcept {
-        if (static_cast<int>(I) == winner) return;
-        // Decided, branches before this one unlinked, this one maybe still linked: another
-        // thread may send to its channel here.
-        COCHAN_DETAIL_INTERLEAVE(select_unlink);
-        std::get<I>(*states_).abandon();
-    }
-
-    /// The winner's value, moved once into the result's variant.
-    template <std::size_t I> result_type take(int winner) {
-        if constexpr (I + 1 < branches) {
-            if (winner != static_cast<int>(I)) return take<I + 1>(winner);
-        }
-        return std::get<I>(*states_).template result<result_type>(std::in_place_index<I>);
     }
 
     /// The select's notification: resume the owner (select_claim calls it once).
@@ -186,7 +145,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     std::optional<std::tuple<queue_ref<Queues>...>> queues_; // taken to link; destroyed last
     select_claim claim_; // outlives the branches, which may still be linked until destroyed
     waiter_base node_;   // the select's own node: its handle, and its place on the trampoline
-    std::optional<std::tuple<recv_op_state<Queues>...>> states_; // made to link
+    std::optional<select_branches<Queues...>> branches_; // made to link
     std::stop_token token_;
     std::optional<std::stop_callback<canceller>> stop_cb_;
     [[no_unique_address]] Resume resume_;

@@ -9,6 +9,7 @@
 
 #include "support/asio_flavour.hpp"
 
+#include "support/counting_allocator.hpp"
 #include "support/task.hpp"
 
 #include <catch2/catch.hpp>
@@ -309,38 +310,21 @@ TEST_CASE("asio: resume_on accepts an Asio executor", "[asio]") {
     CHECK(resumed_on == runner_id);
 }
 
-namespace {
-std::atomic<int> allocations{0}, deallocations{0};
-template <class T> struct counting_allocator {
-    using value_type = T;
-    counting_allocator() = default;
-    template <class U> counting_allocator(const counting_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        ++allocations;
-        return std::allocator<T>().allocate(n);
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        ++deallocations;
-        std::allocator<T>().deallocate(p, n);
-    }
-    friend bool operator==(const counting_allocator&, const counting_allocator&) = default;
-};
-} // namespace
-
 TEST_CASE("asio: operation state comes from the handler's associated allocator", "[asio]") {
     asio::io_context io;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
-    allocations = deallocations = 0;
+    using allocator = cochan_test::counting_allocator<int, struct operation_state_tag>;
+    allocator::counts::reset();
     bool done = false;
-    async_recv(rx, asio::bind_allocator(counting_allocator<int>(),
+    async_recv(rx, asio::bind_allocator(allocator(),
                                         asio::bind_executor(io, [&](cochan::recv_result<int> r) {
                                             done = r.has_value();
                                         })));
-    CHECK(allocations == 1); // the operation (the post allocates too: tests/asio/lifetime.cpp)
+    CHECK(allocator::counts::allocations == 1); // the operation (the post too: lifetime.cpp)
     REQUIRE(tx.try_send(1));
     io.run();
     CHECK(done);
-    CHECK(deallocations == allocations);
+    CHECK(allocator::counts::deallocations == allocator::counts::allocations);
 }
 
 TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "[asio]") {

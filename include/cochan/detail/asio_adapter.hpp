@@ -25,8 +25,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 namespace cochan::COCHAN_ASIO_ADAPTER::detail {
 namespace net = COCHAN_ASIO_LIBRARY;
@@ -60,6 +62,7 @@ namespace detail {
 
 using cochan::detail::op_source;
 using cochan::detail::outcome;
+using cochan::detail::queue_ref;
 using cochan::detail::wait_state;
 
 /// How an operation hands its outcome to the handler: as a cochan result (`async_recv`,
@@ -387,13 +390,14 @@ template <class Op> class completion {
 };
 
 /// The parts every operation shares: the handler, the work it keeps on the handler's executor,
-/// its memory, its queue reference, cancellation through the handler's slot, and the post.
+/// its memory, its queue references (`Held`: a `queue_ref`, or a tuple of them for a select),
+/// cancellation through the handler's slot, and the post.
 ///
 /// A cancellation signal (delivered in the handler's execution context, as Asio requires)
 /// either unlinks a waiting operation (it then completes `cancelled`) or, for a receive that
 /// was already granted but has not been delivered, marks it so complete() hands the value back
 /// to the channel and reports `cancelled`: a lost race (`recv || timer`) loses no value.
-template <class Derived, class Queue, class Handler> class op_base : public tracked_op {
+template <class Derived, class Held, class Handler> class op_base : public tracked_op {
   public:
     using executor_type = net::associated_executor_t<Handler, net::system_executor>;
     using handler_allocator = net::associated_allocator_t<Handler>;
@@ -403,9 +407,9 @@ template <class Derived, class Queue, class Handler> class op_base : public trac
         typename std::allocator_traits<handler_allocator>::template rebind_alloc<Derived>;
     using alloc_traits = std::allocator_traits<allocator>;
 
-    op_base(Queue* q, Handler&& h)
-        : tracked_op(&shutdown_op), held_queue_(q), alloc_(net::get_associated_allocator(h)),
-          handler_(std::in_place, std::move(h)),
+    op_base(Held held, Handler&& h)
+        : tracked_op(&shutdown_op), held_(std::move(held)),
+          alloc_(net::get_associated_allocator(h)), handler_(std::in_place, std::move(h)),
           work_(std::in_place, net::get_associated_executor(*handler_, net::system_executor())) {}
 
     /// Allocates the operation with the handler's associated allocator.
@@ -429,11 +433,10 @@ template <class Derived, class Queue, class Handler> class op_base : public trac
     /// waiter's, and gives back a value it still holds, as it is destroyed). Its handler may be
     /// engaged still (destroyed here) or already moved out or destroyed.
     static void deallocate(Derived* op) noexcept {
-        Queue* q = op->held_queue_;
+        Held held(std::move(op->held_)); // released last: may destroy a queue and its values
         allocator alloc(op->alloc_);
         op->~Derived();
         alloc_traits::deallocate(alloc, op, 1);
-        q->release(); // last: may destroy the queue and its buffered values
     }
 
     /// Abandons a done operation (see the protocol above): hand-back, handler, work, memory.
@@ -521,7 +524,7 @@ template <class Derived, class Queue, class Handler> class op_base : public trac
         invoke_handler<Derived::completes_by>(std::move(h), std::forward<Result>(r));
     }
 
-    Queue* const held_queue_; // immutable; the operation's own reference, see deallocate()
+    Held held_; // the operation's own queue references; moved out by deallocate()
     std::atomic<bool> cancel_requested_{false}; // set by the canceller; read by complete()
 
   private:
@@ -582,10 +585,10 @@ template <class Derived, class Queue, class Handler> class op_base : public trac
 /// A receive: the operation state of the protocol (detail/op_state.hpp), with delivery
 /// deferred to the posted completion, plus the Asio parts of op_base.
 template <class Queue, class Handler, convention C>
-class recv_op final : public op_base<recv_op<Queue, Handler, C>, Queue, Handler>,
+class recv_op final : public op_base<recv_op<Queue, Handler, C>, queue_ref<Queue>, Handler>,
                       public cochan::detail::recv_op_state<Queue> {
     using T = typename Queue::value_type;
-    using base = op_base<recv_op, Queue, Handler>;
+    using base = op_base<recv_op, queue_ref<Queue>, Handler>;
     using state = cochan::detail::recv_op_state<Queue>;
     friend base;
     friend completion<recv_op>;
@@ -593,12 +596,12 @@ class recv_op final : public op_base<recv_op<Queue, Handler, C>, Queue, Handler>
   public:
     static constexpr convention completes_by = C;
 
-    recv_op(Queue* q, Handler&& h) : base(q, std::move(h)), state(q) {}
+    // The operation's own reference: the queue outlives it even if `rx` does not.
+    recv_op(Queue* q, Handler&& h) : base(queue_ref<Queue>(q), std::move(h)), state(q) {}
 
     static void start(Queue* q, Handler&& h) {
         op_registry* registry = base::registry_of(h);
         recv_op* op = base::create(h, q, std::move(h));
-        q->retain(); // the queue outlives the operation even if `rx` does not
         // A value taken at once keeps its permit until complete() runs, so a cancellation
         // arriving before then can always give it back.
         op->defer_delivery();
@@ -649,10 +652,10 @@ class recv_op final : public op_base<recv_op<Queue, Handler, C>, Queue, Handler>
 
 /// A send: the operation state of the protocol plus the Asio parts of op_base.
 template <class Queue, class Handler, convention C>
-class send_op final : public op_base<send_op<Queue, Handler, C>, Queue, Handler>,
+class send_op final : public op_base<send_op<Queue, Handler, C>, queue_ref<Queue>, Handler>,
                       public cochan::detail::send_op_state<Queue> {
     using T = typename Queue::value_type;
-    using base = op_base<send_op, Queue, Handler>;
+    using base = op_base<send_op, queue_ref<Queue>, Handler>;
     using state = cochan::detail::send_op_state<Queue>;
     friend base;
     friend completion<send_op>;
@@ -661,13 +664,12 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, Queue, Handler>
     static constexpr convention completes_by = C;
 
     template <class V>
-    send_op(Queue* q, bool closed, V&& value, Handler&& h)
-        : base(q, std::move(h)), state(q, closed, std::forward<V>(value)) {}
+    send_op(Queue* q, bool closed, V&& value, Handler&& h) // the reference: as recv_op's
+        : base(queue_ref<Queue>(q), std::move(h)), state(q, closed, std::forward<V>(value)) {}
 
     template <class V> static void start(Queue* q, bool closed, V&& value, Handler&& h) {
         op_registry* registry = base::registry_of(h);
         send_op* op = base::create(h, q, closed, std::forward<V>(value), std::move(h));
-        q->retain();                 // the queue outlives the operation even if `tx` does not
         if (!op->enlist(registry)) { // the context is shutting down: never start
             base::abandon_op(op);
             return;
@@ -726,6 +728,111 @@ template <convention C> struct initiate_send {
         // const lvalue (copied, so launching it again sends the value again).
         send_op<Queue, handler_t, C>::start(source.queue.get(), source.closed,
                                             std::forward<V>(value), std::move(handler));
+    }
+};
+
+/// A select: one receive state per channel (detail/select_branches.hpp) joined to one claim
+/// (detail/select_claim.hpp), plus the Asio parts of op_base. Every branch defers its delivery,
+/// so the winner's value keeps its permit until complete() and a cancellation that comes after
+/// the decision still hands it back. The claim's one notification is the operation's
+/// `notify_`: it posts the completion, as a single receive's does.
+///
+/// Cancellation (the slot's canceller, or the context's shutdown) decides the claim
+/// `cancelled` if nobody has; the branches stay linked (their channels skip them) until
+/// complete() or abandoning unlinks them. The registry protocol above is unchanged: a channel
+/// that decided the claim has written the winner's value under its lock before it notifies.
+template <class Handler, convention C, class... Queues>
+class select_op final
+    : public op_base<select_op<Handler, C, Queues...>, std::tuple<queue_ref<Queues>...>, Handler> {
+    using base = op_base<select_op, std::tuple<queue_ref<Queues>...>, Handler>;
+    using branches_type = cochan::detail::select_branches<Queues...>;
+    using select_claim = cochan::detail::select_claim;
+    friend base;
+    friend completion<select_op>;
+
+  public:
+    using result_type = typename branches_type::result_type;
+    static constexpr convention completes_by = C;
+
+    // The operation's own references: every channel outlives it even if the receivers do not.
+    select_op(Handler&& h, Queues*... q)
+        : base(std::tuple<queue_ref<Queues>...>(queue_ref<Queues>(q)...), std::move(h)),
+          claim_(static_cast<int>(sizeof...(Queues)), &wake, this), branches_(q...) {}
+
+    static void start(Handler&& h, Queues*... q) {
+        op_registry* registry = base::registry_of(h);
+        select_op* op = base::create(h, std::move(h), q...);
+        op->branches_.defer_delivery();
+        if (!op->enlist(registry)) { // the context is shutting down: never start
+            base::abandon_op(op);
+            return;
+        }
+        op->connect_cancellation();
+        bool decided_here = false;
+        try {
+            decided_here = op->branches_.link(op->claim_);
+        } catch (...) { // a value's move threw: the claim is abandoned, no channel grants now
+            op->delist();
+            op->disconnect_cancellation();
+            base::deallocate(op); // the branches unlink as they are destroyed
+            throw;
+        }
+        // Decided by this thread (nothing will notify), or the notification came while the
+        // branches were linking: post now. Otherwise the notification posts. Never complete
+        // inside the initiating function.
+        if (decided_here || !op->claim_.suspend()) op->post_completion();
+    }
+
+    /// The slot's canceller and the shutdown call this (see op_base): decides `cancelled` if
+    /// nobody has decided yet, and then notifies. Any thread.
+    void cancel() noexcept {
+        if (claim_.decide(select_claim::cancelled)) claim_.notify();
+    }
+
+  private:
+    /// The claim's notification (called once, by whoever decided, after its lock).
+    static void wake(void* self) noexcept { static_cast<select_op*>(self)->post_completion(); }
+
+    /// Abandoning: every branch unlinks, and a winner's value goes back to its channel.
+    void release_values() noexcept { branches_.abandon_all_but(select_claim::open); } // no winner
+
+    void complete() {
+        this->begin_complete();
+        const int decision = claim_.decision();
+        branches_.abandon_all_but(decision);
+        if (decision >= 0 && this->cancel_requested_.load(std::memory_order_acquire)) {
+            // Cancelled after the decision but before delivery: the value goes back (to the
+            // next waiting receiver of its channel, else the head of its buffer).
+            branches_.give_back(decision);
+            this->deliver(result_type(std::in_place_index<1>, recv_errc::cancelled));
+            return;
+        }
+        if (decision < 0) {
+            this->deliver(result_type(std::in_place_index<1>, decision == select_claim::disconnected
+                                                                  ? recv_errc::disconnected
+                                                                  : recv_errc::cancelled));
+            return;
+        }
+        std::optional<result_type> r;
+        try {
+            r.emplace(branches_.take(decision));
+        } catch (...) { // T's move threw: the winner's state gives the value back as it goes
+            base::deallocate(this);
+            throw; // propagates out of the executor's run(); the handler is not called
+        }
+        this->deliver(std::move(*r));
+    }
+
+    select_claim claim_;     // outlives the branches, which may stay linked until destroyed
+    branches_type branches_; // owner only, except as select_claim.hpp says
+};
+
+template <convention C> struct initiate_select {
+    template <class Handler, class... Queues>
+    void operator()(Handler&& h, const op_source<Queues>&... sources) const {
+        using handler_t = std::decay_t<Handler>;
+        handler_t handler(std::forward<Handler>(h));
+        select_op<handler_t, C, Queues...>::start(std::move(handler), sources.queue.get()...);
     }
 };
 
@@ -822,5 +929,52 @@ auto async_send_ec(Sender& tx, typename Sender::value_type value, CompletionToke
         detail::initiate_send<detail::convention::error_code>{}, token, make_op_source(tx),
         std::move(value));
 }
+
+/// `cochan::select` as an Asio asynchronous operation: the first value any of the receivers'
+/// channels has. Completion signature `void(cochan::recv_result<std::variant<T_0, T_1, ...>>)`;
+/// the variant's `index()` names the receiver the value came from. The token comes first (the
+/// receivers are a pack):
+///
+///     auto r = co_await cochan::asio::async_select(asio::use_awaitable, urgent_rx, normal_rx);
+///
+/// Rules as `cochan::select`: biased to the lowest index, a channel disconnected and drained is
+/// skipped (`disconnected` when all are), exactly one value is taken and none is granted to a
+/// branch that cannot take it. Handler, executor, work, allocator, executor lifetime and thread
+/// safety: as `async_recv` (one operation, one allocation for the whole select).
+///
+/// Cancellation (the handler's cancellation slot, any type): a waiting select completes with
+/// `recv_errc::cancelled`; a select already decided for a value whose handler has not run yet
+/// also completes with `cancelled`, and the value goes back to its channel (to the next waiting
+/// receiver, else the head of the buffer). So `async_select(...) || timer` loses nothing, with
+/// the same condition as `async_recv`: the cancellation signal and the completion serialized
+/// (a single-threaded `io_context`, or a strand; debug builds assert otherwise). If `T`'s move
+/// throws while the select takes a value, the exception propagates from the initiating call
+/// (a value there at once) or the executor's `run()` (later); the value stays in its channel.
+template <class CompletionToken, channel_receiver... Rx>
+requires(sizeof...(Rx) >= 2) auto async_select(CompletionToken&& token, const Rx&... rx) {
+    return detail::net::async_initiate<CompletionToken,
+                                       void(cochan::detail::select_result_for<Rx...>)>(
+        detail::initiate_select<detail::convention::result>{}, token, make_op_source(rx)...);
+}
+
+/// `async_select` by Asio's convention: completion signature
+/// `void(error_code, std::variant<T_0, T_1, ...>)`; on an error (`recv_errc`) the variant is
+/// value-initialized, so `T_0` must be default-initializable. Otherwise exactly `async_select`.
+template <class CompletionToken, channel_receiver... Rx>
+requires(
+    sizeof...(Rx) >= 2 &&
+    std::default_initializable<
+        std::variant<typename Rx::value_type...>>) auto async_select_ec(CompletionToken&& token,
+                                                                        const Rx&... rx) {
+    return detail::net::async_initiate<CompletionToken,
+                                       void(error_code, std::variant<typename Rx::value_type...>)>(
+        detail::initiate_select<detail::convention::error_code>{}, token, make_op_source(rx)...);
+}
+
+/// A select over one receiver is a receive: deleted, and the compiler quotes the reason.
+template <class CompletionToken, channel_receiver Rx>
+void async_select(CompletionToken&&, const Rx&) = delete; // needs two receivers: async_recv
+template <class CompletionToken, channel_receiver Rx>
+void async_select_ec(CompletionToken&&, const Rx&) = delete; // needs two receivers: async_recv_ec
 
 } // namespace cochan::COCHAN_ASIO_ADAPTER
