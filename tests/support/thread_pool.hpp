@@ -5,6 +5,7 @@
 
 #include "task.hpp"
 
+#include <cochan/detail/lock.hpp>
 #include <cochan/resumption.hpp>
 
 #include <algorithm>
@@ -125,12 +126,6 @@ class thread_pool {
         co_return;
     }
 
-    static void pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
-
     void work() {
         std::unique_lock lock(mutex_);
         for (;;) {
@@ -155,7 +150,7 @@ class thread_pool {
                 lock.unlock();
                 const int rounds = spin_rounds_;
                 for (int i = 0; i < rounds && queued_.load(std::memory_order_relaxed) == 0; ++i)
-                    pause();
+                    cochan::detail::cpu_relax();
                 lock.lock();
                 spinning_.fetch_sub(1, std::memory_order_relaxed);
                 if (!queue_.empty() || stopping_) continue;

@@ -3,12 +3,30 @@
 
 #include <atomic>
 #include <cstdint>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
 namespace cochan::detail {
+
+/// One step of a spin-wait: tells the CPU this is a spin loop (x86 `pause`; nothing elsewhere).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+}
+
+/// Step `spins` (0, 1, ...) of a wait for another thread: `cpu_relax()` for the first `pauses`
+/// steps, then `std::this_thread::yield()`, since the thread waited for may need this core.
+inline void spin_backoff(int spins, int pauses) noexcept {
+    if (spins < pauses) {
+        cpu_relax();
+    } else {
+        std::this_thread::yield();
+    }
+}
 
 /// A mutex for critical sections of a few dozen instructions: one compare-and-swap to take it
 /// uncontended, a bounded spin when it is held, then sleep through `std::atomic::wait` (a futex
@@ -41,15 +59,9 @@ class channel_lock {
     }
 
   private:
-    static void pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        _mm_pause();
-#endif
-    }
-
     void lock_slow() noexcept {
         for (int spin = 0; spin < 64; ++spin) {
-            pause();
+            cpu_relax();
             std::uint32_t expected = 0;
             if (state_.load(std::memory_order_relaxed) == 0 &&
                 state_.compare_exchange_weak(expected, 1, std::memory_order_acquire,

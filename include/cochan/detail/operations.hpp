@@ -2,13 +2,10 @@
 #pragma once
 
 #include <cochan/concepts.hpp>
+#include <cochan/detail/lock.hpp>
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/result.hpp>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 #include <atomic>
 #include <chrono>
@@ -19,7 +16,6 @@
 #include <mutex>
 #include <optional>
 #include <stop_token>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -104,13 +100,7 @@ class blocking_signal {
                 std::lock_guard lock(mutex_); // wait for the notifier to leave signal()
                 return true;
             }
-            if (i < spin_pauses) {
-#if defined(__x86_64__) || defined(__i386__)
-                _mm_pause();
-#endif
-            } else {
-                std::this_thread::yield(); // the other side may need this core
-            }
+            spin_backoff(i, spin_pauses);
         }
         return false;
     }

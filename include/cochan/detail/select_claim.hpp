@@ -1,14 +1,10 @@
 // cochan: the decision of one select, shared by its receive waiters (one in each channel).
 #pragma once
 
+#include <cochan/detail/lock.hpp>
 #include <cochan/detail/waiter.hpp>
 
 #include <atomic>
-#include <thread>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace cochan::detail {
 
@@ -60,7 +56,7 @@ class select_claim {
         for (int spins = 0;; ++spins) {
             const int d = word_.load(std::memory_order_acquire);
             if (d < reserved_bit) return d;
-            relax(spins);
+            spin_backoff(spins, 64);
         }
     }
     bool decided() const noexcept { return decision() != open; }
@@ -106,17 +102,7 @@ class select_claim {
                 return true;
             }
             if (expected < reserved_bit) return false; // decided by someone else
-            relax(spins);                              // a reservation resolves within one move
-        }
-    }
-
-    static void relax(int spins) noexcept {
-        if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-            _mm_pause();
-#endif
-        } else {
-            std::this_thread::yield();
+            spin_backoff(spins, 64);                   // a reservation resolves within one move
         }
     }
 
