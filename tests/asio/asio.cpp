@@ -9,6 +9,7 @@
 
 #include "support/asio_flavour.hpp"
 
+#include "support/counting_allocator.hpp"
 #include "support/task.hpp"
 
 #include <catch2/catch.hpp>
@@ -310,37 +311,25 @@ TEST_CASE("asio: resume_on accepts an Asio executor", "[asio]") {
 }
 
 namespace {
-std::atomic<int> allocations{0}, deallocations{0};
-template <class T> struct counting_allocator {
-    using value_type = T;
-    counting_allocator() = default;
-    template <class U> counting_allocator(const counting_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        ++allocations;
-        return std::allocator<T>().allocate(n);
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        ++deallocations;
-        std::allocator<T>().deallocate(p, n);
-    }
-    friend bool operator==(const counting_allocator&, const counting_allocator&) = default;
-};
+using counting_allocator = cochan_test::counting_allocator<int>;
+using alloc_counts = counting_allocator::counts;
 } // namespace
 
 TEST_CASE("asio: operation state comes from the handler's associated allocator", "[asio]") {
     asio::io_context io;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
-    allocations = deallocations = 0;
+    alloc_counts::reset();
     bool done = false;
-    async_recv(rx, asio::bind_allocator(counting_allocator<int>(),
+    async_recv(rx, asio::bind_allocator(counting_allocator(),
                                         asio::bind_executor(io, [&](cochan::recv_result<int> r) {
                                             done = r.has_value();
                                         })));
-    CHECK(allocations == 1); // the operation (the post allocates too: tests/asio/lifetime.cpp)
+    CHECK(alloc_counts::allocations ==
+          1); // the operation (then the post: tests/asio/immediate.cpp)
     REQUIRE(tx.try_send(1));
     io.run();
     CHECK(done);
-    CHECK(deallocations == allocations);
+    CHECK(alloc_counts::deallocations == alloc_counts::allocations);
 }
 
 TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "[asio]") {

@@ -11,6 +11,7 @@
 #include "support/asio_flavour.hpp"
 
 #include "support/counted.hpp"
+#include "support/counting_allocator.hpp"
 #include "support/task.hpp"
 
 #include <catch2/catch.hpp>
@@ -324,38 +325,25 @@ TEST_CASE("bug: lazy tokens kept a raw channel pointer so dropping every endpoin
 }
 
 namespace {
-std::atomic<int> post_allocations{0}, post_deallocations{0};
-template <class T> struct post_counting_allocator {
-    using value_type = T;
-    post_counting_allocator() = default;
-    template <class U> post_counting_allocator(const post_counting_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        ++post_allocations;
-        return std::allocator<T>().allocate(n);
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        ++post_deallocations;
-        std::allocator<T>().deallocate(p, n);
-    }
-    friend bool operator==(const post_counting_allocator&,
-                           const post_counting_allocator&) = default;
-};
+using post_counting_allocator = cochan_test::counting_allocator<int>;
+using post_counts = post_counting_allocator::counts;
 } // namespace
 
 TEST_CASE("bug: the intermediate post used the default allocator instead of the handler's",
           "[asio][lifetime]") {
     asio::io_context io;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
-    post_allocations = post_deallocations = 0;
+    post_counts::reset();
     bool done = false;
-    async_recv(rx, asio::bind_allocator(post_counting_allocator<int>(),
+    async_recv(rx, asio::bind_allocator(post_counting_allocator(),
                                         asio::bind_executor(io, [&](cochan::recv_result<int> r) {
                                             done = r.has_value();
                                         })));
-    CHECK(post_allocations == 1); // the operation
+    CHECK(post_counts::allocations == 1); // the operation
     REQUIRE(tx.try_send(1));
-    CHECK(post_allocations == 2); // and the executor's operation holding the posted completion
+    CHECK(post_counts::allocations ==
+          2); // and the executor's operation holding the posted completion
     io.run();
     CHECK(done);
-    CHECK(post_deallocations == 2);
+    CHECK(post_counts::deallocations == 2);
 }
