@@ -335,3 +335,57 @@ TEST_CASE("asio fast path: an io_context destroyed with an immediate completion 
     }
     CHECK(counted::live() == 0); // the guard, the refused 20 and the frames are gone
 }
+
+namespace {
+
+/// A handler whose destruction starts a receive on the same executor (as a coroutine frame
+/// destroyed at shutdown may); that receive finds a value, so it takes the fast path.
+struct restarter {
+    restarter(cochan::mpmc::bounded_receiver<counted>* r, asio::io_context::executor_type e,
+              handler_counts* c) noexcept
+        : rx(r), ex(std::move(e)), counts(c) {}
+    restarter(restarter&& other) noexcept
+        : rx(std::exchange(other.rx, nullptr)), ex(std::move(other.ex)), counts(other.counts) {}
+    restarter(const restarter&) = delete;
+    restarter& operator=(const restarter&) = delete;
+    restarter& operator=(restarter&&) = delete;
+    ~restarter() {
+        if (rx != nullptr) async_recv(*rx, asio::bind_executor(ex, counted_handler(counts)));
+    }
+    void operator()(const cochan::recv_result<counted>&) { ++counts->invoked; }
+
+    using executor_type = asio::io_context::executor_type;
+    executor_type get_executor() const noexcept { return ex; }
+
+    cochan::mpmc::bounded_receiver<counted>* rx; // owned by the live (not moved-from) handler
+    asio::io_context::executor_type ex;
+    handler_counts* counts;
+};
+
+} // namespace
+
+TEST_CASE("asio fast path: an immediate receive started while its io_context is destroyed "
+          "gives its value back and invokes nothing",
+          "[asio][fast][lifetime]") {
+    counted::reset();
+    handler_counts probes;
+    {
+        auto [tx, rx] = cochan::mpmc::bounded<counted>(2);
+        REQUIRE(tx.try_send(counted(1)));
+        REQUIRE(tx.try_send(counted(2)));
+        {
+            asio::io_context io;
+            // Takes 1 at once. Destroyed unrun at shutdown, it gives 1 back; then its handler's
+            // destructor starts a receive that takes 1 again at once, destroyed unrun in turn.
+            async_recv(rx, restarter(&rx, io.get_executor(), &probes));
+        }
+        CHECK(probes.alive == 0);
+        CHECK(probes.invoked == 0);
+        for (int want = 1; want <= 2; ++want) {
+            auto r = rx.try_recv(); // both went back, 1 still ahead of 2
+            REQUIRE(r);
+            CHECK(r->value == want);
+        }
+    }
+    CHECK(counted::live() == 0);
+}

@@ -477,7 +477,7 @@ template <class Derived, class Queue, class Handler> class op_base : public trac
     /// The operation is done (from start() if it never linked, else from notify_, once, after
     /// the channel released its lock): post its completion to the handler's executor, or hand
     /// it to the shutdown of that executor's context.
-    void post_completion() noexcept {
+    void post_completion() noexcept { // NOLINT(bugprone-exception-escape): see post_to_executor
         auto* self = static_cast<Derived*>(this);
         op_registry* registry = this->registry_;
         if (registry == nullptr) {
@@ -541,8 +541,10 @@ template <class Derived, class Queue, class Handler> class op_base : public trac
         }
     }
 
-    /// Posts the completion to the handler's executor, with the handler's allocator.
-    static void post_to_executor(Derived* op) noexcept {
+    /// Posts the completion to the handler's executor, with the handler's allocator. If the
+    /// post cannot allocate, the completion cannot be delivered: std::terminate (clang-tidy
+    /// sees the bad_alloc path through Boost.Asio's any_io_executor).
+    static void post_to_executor(Derived* op) noexcept { // NOLINT(bugprone-exception-escape)
         auto ex = op->work_->get_executor();
         net::post(ex, completion<Derived>(op, net::get_associated_allocator(*op->handler_)));
     }
@@ -620,7 +622,8 @@ class recv_op final : public op_base<recv_op<Queue, Handler, C>, Queue, Handler>
     }
 
   private:
-    static void notify(cochan::detail::waiter_base* w) noexcept {
+    static void
+    notify(cochan::detail::waiter_base* w) noexcept { // NOLINT(bugprone-exception-escape)
         static_cast<recv_op&>(state::of(w)).post_completion();
     }
 
@@ -686,7 +689,8 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, Queue, Handler>
     }
 
   private:
-    static void notify(cochan::detail::waiter_base* w) noexcept {
+    static void
+    notify(cochan::detail::waiter_base* w) noexcept { // NOLINT(bugprone-exception-escape)
         static_cast<send_op&>(state::of(w)).post_completion();
     }
 
@@ -789,7 +793,11 @@ template <class Queue, class Handler> class immediate_base {
   public:
     using allocator_type = net::associated_allocator_t<Handler>;
 
-    immediate_base(immediate_base&&) = default;
+    // Moves the handler only: the subclass's move constructor takes the queue reference last
+    // (take_ownership), so if a move throws, the source still owns the value and abandons it
+    // (see the protocol above; the handler, moved or not, is destroyed unrun).
+    immediate_base(immediate_base&& other) noexcept(std::is_nothrow_move_constructible_v<Handler>)
+        : handler_(std::move(other.handler_)) {}
     immediate_base(const immediate_base&) = delete;
     immediate_base& operator=(const immediate_base&) = delete;
     immediate_base& operator=(immediate_base&&) = delete;
@@ -803,14 +811,18 @@ template <class Queue, class Handler> class immediate_base {
     immediate_base(Queue* q, Handler&& h) : queue_(q), handler_(std::move(h)) {}
     ~immediate_base() = default;
 
-    /// Posts `self` (the derived object, built on the initiating thread's stack) to the
-    /// handler's executor.
-    template <class Self> static void post(Self&& self) {
+    /// Posts `self` (the derived object, an rvalue built on the initiating thread's stack) to
+    /// the handler's executor.
+    template <class Self>
+    requires(!std::is_lvalue_reference_v<Self>) static void post(Self&& self) {
         auto ex = net::get_associated_executor(self.handler_, net::system_executor());
-        net::post(ex, std::move(self));
+        net::post(ex, std::forward<Self>(self));
     }
 
     bool owns() const noexcept { return queue_.get() != nullptr; }
+
+    /// The end of a move: `other` owns nothing any more.
+    void take_ownership(immediate_base& other) noexcept { queue_ = std::move(other.queue_); }
 
     cochan::detail::queue_ref<Queue> queue_; // null once moved from or invoked
     Handler handler_;                        // a moved-from one is destroyed, never invoked
@@ -823,9 +835,12 @@ class immediate_recv final : public immediate_base<Queue, Handler> {
     using base = immediate_base<Queue, Handler>;
 
   public:
-    immediate_recv(immediate_recv&& other)
+    immediate_recv(immediate_recv&& other) noexcept(
+        std::is_nothrow_move_constructible_v<Handler>&& std::is_nothrow_move_constructible_v<T>)
         : base(std::move(other)), taken_(std::move(other.taken_)),
-          cancel_(std::exchange(other.cancel_, nullptr)) {}
+          cancel_(std::exchange(other.cancel_, nullptr)) {
+        this->take_ownership(other);
+    }
     immediate_recv(const immediate_recv&) = delete;
     immediate_recv& operator=(const immediate_recv&) = delete;
     immediate_recv& operator=(immediate_recv&&) = delete;
@@ -915,7 +930,11 @@ class immediate_send final : public immediate_base<Queue, Handler> {
     using base = immediate_base<Queue, Handler>;
 
   public:
-    immediate_send(immediate_send&&) = default;
+    immediate_send(immediate_send&& other) noexcept(
+        std::is_nothrow_move_constructible_v<Handler>&& std::is_nothrow_move_constructible_v<T>)
+        : base(std::move(other)), unsent_(std::move(other.unsent_)) {
+        this->take_ownership(other);
+    }
     immediate_send(const immediate_send&) = delete;
     immediate_send& operator=(const immediate_send&) = delete;
     immediate_send& operator=(immediate_send&&) = delete;
