@@ -2,6 +2,7 @@
 """Turns the JSON of benchmarks/run.sh's rounds into the tables of benchmarks/README.md.
 
 usage: report.py RESULTS_DIR [--readme PATH] [--settings TEXT] [--compiler PATH]
+       report.py RESULTS_DIR --adapter-before BEFORE_DIR
 
 RESULTS_DIR holds round<R>-<binary>.json files, one per round and binary, each written by a
 binary run with --benchmark_repetitions=N --benchmark_format=json: the C++ binaries, and the
@@ -17,6 +18,9 @@ that is neither cochan nor the limit: the coroutine peers measured on that runti
 and Go alike), and the OS-thread peers (runtime `threads`, one measurement per queue and
 topology, shown in every runtime row). ratio = cochan SPMC / fastest peer (cochan MPMC on the
 8P rows, which have no SPMC), computed before rounding; below 1 means cochan is faster.
+
+With --adapter-before, only the table of cochan through the Asio adapter beside Asio's channel
+is printed, with BEFORE_DIR's run (another build, measured in alternation) as extra columns.
 
 With --readme, the text between <!-- results:begin --> and <!-- results:end --> in PATH is
 replaced by the tables and a description of the machine. Without it, the tables are printed.
@@ -340,6 +344,40 @@ def targets(rows, summary):
     return "\n".join(out)
 
 
+# The Asio adapter against Asio's own channel, per flavour: (channel impl, adapter impl, label).
+ADAPTER_FLAVOURS = [("asio", "cochan_asio", "Asio 1.22"),
+                    ("boost_asio", "cochan_boost_asio", "Boost.Asio 1.81")]
+
+
+def table_adapter(summary, before=None):
+    """cochan through the Asio adapter beside Asio's channel, 1P rows, each flavour; with
+    `before` (another run's summary), that run's adapter time and ratio too. ratio = cochan
+    through the adapter / Asio's channel of the same run."""
+    head = ["queue", "runtime", "topology"]
+    for _, _, label in ADAPTER_FLAVOURS:
+        head += [f"{label} channel", f"cochan ({label})", "ratio"]
+        if before:
+            head[-2:-2] = [f"before: cochan ({label})", "before: ratio"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    found = False
+    for q in QUEUES:
+        for rt in RUNTIMES:
+            for t in TOPOLOGIES:
+                if not t.startswith("1p"):
+                    continue
+                row = [q, rt, t]
+                for chan, ours, _ in ADAPTER_FLAVOURS:
+                    c, o = eco(summary, q, rt, chan, t), eco(summary, q, rt, ours, t)
+                    row.append(fmt_ms(c))
+                    if before:
+                        bc, bo = eco(before, q, rt, chan, t), eco(before, q, rt, ours, t)
+                        row += [fmt_ms(bo), f"{bo[0] / bc[0]:.2f}x" if bc and bo else "—"]
+                    row += [fmt_ms(o), f"{o[0] / c[0]:.2f}x" if c and o else "—"]
+                    found = found or o is not None
+                lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) if found else ""
+
+
 def sh(cmd):
     try:
         return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
@@ -381,6 +419,8 @@ def main():
     ap.add_argument("--readme")
     ap.add_argument("--settings", default="")
     ap.add_argument("--compiler", default="")
+    ap.add_argument("--adapter-before", metavar="DIR",
+                    help="print only the Asio adapter table, with DIR's run as 'before'")
     args = ap.parse_args()
 
     cases, errors, rounds = load(args.results)
@@ -388,6 +428,10 @@ def main():
         print("report.py: cases that reported an error:\n  " + "\n  ".join(errors), file=sys.stderr)
         sys.exit(1)
     summary = summarise(cases)
+    if args.adapter_before:
+        before = summarise(load(args.adapter_before)[0])
+        print(table_adapter(summary, before))
+        return
     rows = ecosystem_rows(summary)
     limits = ", ".join(
         f"{q} {summary[f'ecosystem/{q}/current/limit/1p1c'][0]:.3f} ms" for q in QUEUES
@@ -410,6 +454,10 @@ def main():
         "(MPMC on 8P rows) / fastest peer; vs limit = the same over the `limit` row "
         f"({limits}).\n\n" + table_ecosystem(rows, summary),
         "### Issue 4 targets in this run\n\n" + targets(rows, summary),
+        *(["### cochan through the Asio adapter beside Asio's channel: ms per batch\n\n"
+           "`use_awaitable` on both sides, 1 producer; ratio = cochan / Asio's channel (issue "
+           "10's target: ≤ 0.5x).\n\n" + table_adapter(summary)] if table_adapter(summary)
+          else []),
         "### Parallelism of the mt rows\n\n"
         "Distinct threads that ran consumer code per sample (mean), and process CPU time / wall "
         "time over the timed region (2.0 = both cores busy).\n\n" + table_parallelism(summary),

@@ -56,6 +56,7 @@ template <class Case> void add(queue_kind q, const runtime& rt, const char* impl
 void register_limit();
 void register_cochan();
 void register_asio();
+void register_boost_asio(); // Boost.Asio's channel and cochan through cochan::boost_asio
 void register_boost_fiber();
 void register_os_threads();
 // Beyond the anchors (benchmarks/README.md): recv_many against recv, select, rendezvous.

@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
     register_limit();
     register_cochan();
     register_asio();
+    register_boost_asio();
     register_boost_fiber();
     register_os_threads();
     register_recv_many();

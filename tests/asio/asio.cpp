@@ -320,7 +320,7 @@ TEST_CASE("asio: operation state comes from the handler's associated allocator",
                                         asio::bind_executor(io, [&](cochan::recv_result<int> r) {
                                             done = r.has_value();
                                         })));
-    CHECK(allocator::counts::allocations == 1); // the operation (the post too: lifetime.cpp)
+    CHECK(allocator::counts::allocations == 1); // the operation (then the post: lifetime.cpp)
     REQUIRE(tx.try_send(1));
     io.run();
     CHECK(done);

@@ -337,8 +337,8 @@ TEST_CASE("bug: the intermediate post used the default allocator instead of the 
                                         })));
     CHECK(allocator::counts::allocations == 1); // the operation
     REQUIRE(tx.try_send(1));
-    CHECK(allocator::counts::allocations ==
-          2); // and the executor's operation holding the posted completion
+    // And the executor's operation holding the posted completion.
+    CHECK(allocator::counts::allocations == 2);
     io.run();
     CHECK(done);
     CHECK(allocator::counts::deallocations == 2);

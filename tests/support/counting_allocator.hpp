@@ -1,5 +1,5 @@
-// An allocator that counts what it allocates, for the tests of "memory comes from the
-// handler's associated allocator".
+// counting_allocator: an allocator that counts what it allocates and frees, to associate with a
+// completion handler (asio::bind_allocator) and see where an operation's memory comes from.
 #pragma once
 
 #include <atomic>
@@ -8,19 +8,18 @@
 
 namespace cochan_test {
 
-/// The counts of every `counting_allocator<*, Tag>` (one set per tag, shared by rebinding).
-/// Atomic: an Asio handler's allocator may be used on any thread of its executor.
+/// The counts shared by every counting_allocator of one `Tag` (any rebinding). Thread-safe.
 template <class Tag> struct allocation_counts {
-    static inline std::atomic<int> allocations{0};
-    static inline std::atomic<int> deallocations{0};
+    inline static std::atomic<int> allocations{0};
+    inline static std::atomic<int> deallocations{0};
     static void reset() noexcept {
         allocations = 0;
         deallocations = 0;
     }
 };
 
-/// `std::allocator<T>`, counting into `allocation_counts<Tag>`. Give each test its own tag.
-template <class T, class Tag> struct counting_allocator {
+/// `std::allocator<T>`, counted in `allocation_counts<Tag>`. Stateless: all compare equal.
+template <class T, class Tag = void> struct counting_allocator {
     using value_type = T;
     using counts = allocation_counts<Tag>;
 

@@ -480,7 +480,7 @@ template <class Derived, class Held, class Handler> class op_base : public track
     /// The operation is done (from start() if it never linked, else from notify_, once, after
     /// the channel released its lock): post its completion to the handler's executor, or hand
     /// it to the shutdown of that executor's context.
-    void post_completion() noexcept {
+    void post_completion() noexcept { // NOLINT(bugprone-exception-escape): see post_to_executor
         auto* self = static_cast<Derived*>(this);
         op_registry* registry = this->registry_;
         if (registry == nullptr) {
@@ -544,8 +544,10 @@ template <class Derived, class Held, class Handler> class op_base : public track
         }
     }
 
-    /// Posts the completion to the handler's executor, with the handler's allocator.
-    static void post_to_executor(Derived* op) noexcept {
+    /// Posts the completion to the handler's executor, with the handler's allocator. If the
+    /// post cannot allocate, the completion cannot be delivered: std::terminate (clang-tidy
+    /// sees the bad_alloc path through Boost.Asio's any_io_executor).
+    static void post_to_executor(Derived* op) noexcept { // NOLINT(bugprone-exception-escape)
         auto ex = op->work_->get_executor();
         net::post(ex, completion<Derived>(op, net::get_associated_allocator(*op->handler_)));
     }
@@ -623,7 +625,8 @@ class recv_op final : public op_base<recv_op<Queue, Handler, C>, queue_ref<Queue
     }
 
   private:
-    static void notify(cochan::detail::waiter_base* w) noexcept {
+    static void
+    notify(cochan::detail::waiter_base* w) noexcept { // NOLINT(bugprone-exception-escape)
         static_cast<recv_op&>(state::of(w)).post_completion();
     }
 
@@ -688,7 +691,8 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, queue_ref<Queue
     }
 
   private:
-    static void notify(cochan::detail::waiter_base* w) noexcept {
+    static void
+    notify(cochan::detail::waiter_base* w) noexcept { // NOLINT(bugprone-exception-escape)
         static_cast<send_op&>(state::of(w)).post_completion();
     }
 
@@ -709,12 +713,284 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, queue_ref<Queue
     }
 };
 
+// ---- immediate completions: the fast path ------------------------------------------------------
+//
+// An operation that can complete at once (a receive finds a value or the channel ended; a send
+// finds a free permit, or the channel is unbounded, or the sender is closed or the channel
+// refuses sends) does not become an op_base operation: no operation object, no registry, no
+// work guard. The initiating function does the queue step itself, without linking, and posts
+// ONE function object, `immediate_recv` or `immediate_send`, to the handler's executor, with
+// the handler's associated allocator (so Asio's post makes the operation's one allocation
+// from it). Who owns what, in each state:
+//
+//   taken      inside the initiating function. A receive holds the value it took and keeps its
+//              permit (`deferred_delivery_`, as recv_op does: a cancellation before delivery
+//              can always give it back). A send's value is in the channel, or (disconnected)
+//              still in hand. Owner: the initiating thread; the function object is built on its
+//              stack and owns the handler, the value (or the send's outcome) and a counted
+//              queue reference.
+//   posted     the function object is moved into the executor's queue (by asio::post, inside
+//              the initiating call: the context is alive, so no registry is needed). If the
+//              post throws, the local function object abandons everything (below) and the
+//              exception leaves the initiating function; the handler was never invoked.
+//   invoked    the executor runs it (Asio has freed the executor operation's memory by then):
+//              it takes the handler out, builds the result and calls the handler. Only then
+//              is the value delivered and its permit released.
+//   destroyed  without being invoked (the executor's context was destroyed with it queued, or
+//              the post threw): abandoned as an op_base operation is: the slot is cleared, a
+//              received value goes back to the channel (the next waiting receiver, else the
+//              head of the buffer; its permit accounted by competing_queue::give_back), a
+//              send's unsent value is destroyed, then the handler is destroyed, never invoked,
+//              then the queue reference is dropped.
+//
+// A moved-from function object owns nothing (its queue reference is null).
+//
+// Cancellation. A receive completed at once can still be cancelled until its handler runs, as
+// a granted one can: the initiating function installs `immediate_cancel` in the handler's slot
+// (when connected), whose only state is the flag, in the slot's own storage. The signal (in
+// the handler's execution context, serialized with the completion, as for recv_op) sets it;
+// the invoked function object reads it, clears the slot, and if it was set gives the value
+// back and completes `cancelled`. A send completed at once is not cancellable (its value is in
+// the channel): no handler is installed, as recv_op/send_op's canceller does nothing then.
+
+/// The cancellation handler of an immediate receive: a flag, read when the completion runs.
+struct immediate_cancel {
+    void operator()(net::cancellation_type_t type) {
+        if (type == net::cancellation_type::none) return;
+#ifndef NDEBUG
+        in_canceller.store(true, std::memory_order_seq_cst);
+        COCHAN_ASSERT(!completing.load(std::memory_order_seq_cst),
+                      "cancellation signal emitted concurrently with completion: lossless "
+                      "cancellation needs a strand or a single-threaded io_context");
+#endif
+        // release: the completion (possibly on another thread of the same executor) acquires.
+        requested.store(true, std::memory_order_release);
+#ifndef NDEBUG
+        in_canceller.store(false, std::memory_order_seq_cst);
+#endif
+    }
+
+    /// The completion runs: true if the signal came first. Debug builds check that the two do
+    /// not overlap (seq_cst, a Dekker pair with the operator above, as op_base does).
+    bool completing_now() noexcept {
+#ifndef NDEBUG
+        completing.store(true, std::memory_order_seq_cst);
+        COCHAN_ASSERT(!in_canceller.load(std::memory_order_seq_cst),
+                      "cancellation signal emitted concurrently with completion: lossless "
+                      "cancellation needs a strand or a single-threaded io_context");
+#endif
+        return requested.load(std::memory_order_acquire);
+    }
+
+    std::atomic<bool> requested{false};
+#ifndef NDEBUG
+    std::atomic<bool> completing{false};
+    std::atomic<bool> in_canceller{false};
+#endif
+};
+
+/// What both immediate completions share: the handler, the queue reference (whose presence
+/// says the object owns anything), the post.
+template <class Queue, class Handler> class immediate_base {
+  public:
+    using allocator_type = net::associated_allocator_t<Handler>;
+
+    // Moves the handler only: the subclass's move constructor takes the queue reference last
+    // (take_ownership), so if a move throws, the source still owns the value and abandons it
+    // (see the protocol above; the handler, moved or not, is destroyed unrun).
+    immediate_base(immediate_base&& other) noexcept(std::is_nothrow_move_constructible_v<Handler>)
+        : handler_(std::move(other.handler_)) {}
+    immediate_base(const immediate_base&) = delete;
+    immediate_base& operator=(const immediate_base&) = delete;
+    immediate_base& operator=(immediate_base&&) = delete;
+
+    /// Asio's post allocates the executor's operation with it: the handler's allocator.
+    allocator_type get_allocator() const noexcept {
+        return net::get_associated_allocator(handler_);
+    }
+
+  protected:
+    immediate_base(Queue* q, Handler&& h) : queue_(q), handler_(std::move(h)) {}
+    ~immediate_base() = default;
+
+    /// Posts `self` (the derived object, an rvalue built on the initiating thread's stack) to
+    /// the handler's executor.
+    template <class Self>
+    requires(!std::is_lvalue_reference_v<Self>) static void post(Self&& self) {
+        auto ex = net::get_associated_executor(self.handler_, net::system_executor());
+        net::post(ex, std::forward<Self>(self));
+    }
+
+    bool owns() const noexcept { return queue_.get() != nullptr; }
+
+    /// The end of a move: `other` owns nothing any more.
+    void take_ownership(immediate_base& other) noexcept { queue_ = std::move(other.queue_); }
+
+    cochan::detail::queue_ref<Queue> queue_; // null once moved from or invoked
+    Handler handler_;                        // a moved-from one is destroyed, never invoked
+};
+
+/// A receive completed at once (see the protocol above).
+template <class Queue, class Handler, convention C>
+class immediate_recv final : public immediate_base<Queue, Handler> {
+    using T = typename Queue::value_type;
+    using base = immediate_base<Queue, Handler>;
+
+  public:
+    immediate_recv(immediate_recv&& other) noexcept(
+        std::is_nothrow_move_constructible_v<Handler>&& std::is_nothrow_move_constructible_v<T>)
+        : base(std::move(other)), taken_(std::move(other.taken_)),
+          cancel_(std::exchange(other.cancel_, nullptr)) {
+        this->take_ownership(other);
+    }
+    immediate_recv(const immediate_recv&) = delete;
+    immediate_recv& operator=(const immediate_recv&) = delete;
+    immediate_recv& operator=(immediate_recv&&) = delete;
+    ~immediate_recv() {
+        if (!this->owns()) return;
+        // Abandoned: the slot, the value back to the channel; then (members) the handler and
+        // the queue reference.
+        clear_slot();
+        if (taken_.value_.has_value()) this->queue_->give_back(taken_);
+    }
+
+    /// Completes a receive at once if it can, by posting the completion: true then (`h` was
+    /// moved from); false if the receive must wait (nothing was touched). Throws only if `T`'s
+    /// move, the slot's allocation or the post throws; a value taken is given back then.
+    static bool try_start(Queue* q, Handler& h) {
+        cochan::detail::recv_waiter<T> taken;
+        taken.deferred_delivery_ = true; // a value taken keeps its permit until delivered
+        if (!q->recv_at_once(taken)) return false;
+        // Done: a value held with its permit, or disconnected. From here on, whatever throws
+        // leaves the value in the channel: this function gives it back, or `self` does.
+        std::optional<immediate_recv> self;
+        try {
+            self.emplace(q, h, taken);
+        } catch (...) { // the handler's or `T`'s move threw: `taken` still holds the value
+            if (taken.value_.has_value()) q->give_back(taken);
+            throw;
+        }
+        self->connect_cancellation();
+        base::post(std::move(*self));
+        return true;
+    }
+
+    void operator()() {
+        bool cancelled = false;
+        if (cancel_ != nullptr) {
+            cancelled = cancel_->completing_now();
+            clear_slot();
+        }
+        if (!taken_.value_.has_value()) { // the channel ended
+            finish(recv_result<T>(std::in_place_index<1>, recv_errc::disconnected));
+        } else if (cancelled) { // lost a race after taking the value: it goes back
+            this->queue_->give_back(taken_);
+            finish(recv_result<T>(std::in_place_index<1>, recv_errc::cancelled));
+        } else {
+            // If the move throws, the value stays: this object, destroyed by the executor,
+            // gives it back (the exception leaves run(); the handler is not called).
+            recv_result<T> r(std::in_place, std::move(*taken_.value_));
+            taken_.value_.reset();
+            if constexpr (Queue::bounded) {
+                if (taken_.outcome_ == outcome::granted) this->queue_->release_permit();
+            }
+            finish(std::move(r));
+        }
+    }
+
+    /// For try_start(): takes over the handler and the value `taken` holds.
+    immediate_recv(Queue* q, Handler& h, cochan::detail::recv_waiter<T>& taken)
+        : base(q, std::move(h)), taken_(std::move(taken)) {}
+
+  private:
+    void connect_cancellation() {
+        auto slot = net::get_associated_cancellation_slot(this->handler_);
+        if (slot.is_connected()) cancel_ = &slot.template emplace<immediate_cancel>();
+    }
+
+    void clear_slot() noexcept {
+        if (std::exchange(cancel_, nullptr) != nullptr) {
+            net::get_associated_cancellation_slot(this->handler_).clear();
+        }
+    }
+
+    /// Drops the queue reference (the channel may go), then calls the handler.
+    void finish(recv_result<T>&& r) {
+        Handler h(std::move(this->handler_));
+        this->queue_ = {};
+        invoke_handler<C>(std::move(h), std::move(r));
+    }
+
+    cochan::detail::recv_waiter<T> taken_; // never linked: its value and outcome only
+    immediate_cancel* cancel_ = nullptr;   // in the handler's slot; null if none installed
+};
+
+/// A send completed at once (see the protocol above): sent, or refused with its value in hand.
+template <class Queue, class Handler, convention C>
+class immediate_send final : public immediate_base<Queue, Handler> {
+    using T = typename Queue::value_type;
+    using base = immediate_base<Queue, Handler>;
+
+  public:
+    immediate_send(immediate_send&& other) noexcept(
+        std::is_nothrow_move_constructible_v<Handler>&& std::is_nothrow_move_constructible_v<T>)
+        : base(std::move(other)), unsent_(std::move(other.unsent_)) {
+        this->take_ownership(other);
+    }
+    immediate_send(const immediate_send&) = delete;
+    immediate_send& operator=(const immediate_send&) = delete;
+    immediate_send& operator=(immediate_send&&) = delete;
+    ~immediate_send() {
+        // Abandoned: an unsent value is destroyed now, in the context (it may be an I/O
+        // object); then (members) the handler and the queue reference.
+        if (this->owns()) unsent_.reset();
+    }
+
+    /// Completes a send of `v` at once if it can, by posting the completion: true then (`h` was
+    /// moved from, and `v` too unless the send was refused); false if it must wait (`v` and `h`
+    /// untouched). Throws only if `T`'s move or the post throws (a value sent stays sent).
+    static bool try_start(Queue* q, bool closed, T& v, Handler& h) {
+        if (!closed) {
+            switch (q->try_send(v)) {
+            case Queue::send_status::full: return false;
+            case Queue::send_status::ok:
+                base::post(immediate_send(q, h, std::nullopt));
+                return true;
+            case Queue::send_status::disconnected: break;
+            }
+        }
+        base::post(immediate_send(q, h, std::optional<T>(std::move(v))));
+        return true;
+    }
+
+    void operator()() {
+        Handler h(std::move(this->handler_));
+        std::optional<T> unsent = std::move(unsent_);
+        this->queue_ = {};
+        if (!unsent) {
+            invoke_handler<C>(std::move(h), send_result<T>(std::in_place));
+        } else {
+            invoke_handler<C>(std::move(h), send_result<T>(std::in_place_index<1>,
+                                                           send_error<T>{send_errc::disconnected,
+                                                                         std::move(*unsent)}));
+        }
+    }
+
+  private:
+    immediate_send(Queue* q, Handler& h, std::optional<T>&& unsent)
+        : base(q, std::move(h)), unsent_(std::move(unsent)) {}
+
+    std::optional<T> unsent_; // a refused send's value; empty once sent
+};
+
 template <convention C> struct initiate_recv {
     template <class Handler, class Queue>
     void operator()(Handler&& h, const op_source<Queue>& source) const {
         using handler_t = std::decay_t<Handler>;
         handler_t handler(std::forward<Handler>(h));
-        recv_op<Queue, handler_t, C>::start(source.queue.get(), std::move(handler));
+        Queue* q = source.queue.get();
+        if (immediate_recv<Queue, handler_t, C>::try_start(q, handler)) return; // the fast path
+        recv_op<Queue, handler_t, C>::start(q, std::move(handler));
     }
 };
 
@@ -722,12 +998,27 @@ template <convention C> struct initiate_send {
     template <class Handler, class Queue, class V>
     void operator()(Handler&& h, const op_source<Queue>& source, V&& value) const {
         using handler_t = std::decay_t<Handler>;
+        using T = typename Queue::value_type;
         handler_t handler(std::forward<Handler>(h));
-        // Forwarded: a one-shot launch passes the value as an rvalue (moved into the
+        // A one-shot launch passes the value as an rvalue (moved into the channel or the
         // operation); a deferred operation launched as an lvalue passes its stored value as a
         // const lvalue (copied, so launching it again sends the value again).
-        send_op<Queue, handler_t, C>::start(source.queue.get(), source.closed,
-                                            std::forward<V>(value), std::move(handler));
+        if constexpr (std::is_lvalue_reference_v<V> ||
+                      std::is_const_v<std::remove_reference_t<V>>) {
+            T copy(value);
+            start(source, copy, handler);
+        } else {
+            start(source, value, handler);
+        }
+    }
+
+  private:
+    /// The fast path, else a waiting send; `v` is moved from if the send is made.
+    template <class Queue, class Handler>
+    static void start(const op_source<Queue>& source, typename Queue::value_type& v, Handler& h) {
+        Queue* q = source.queue.get();
+        if (immediate_send<Queue, Handler, C>::try_start(q, source.closed, v, h)) return;
+        send_op<Queue, Handler, C>::start(q, source.closed, std::move(v), std::move(h));
     }
 };
 

@@ -336,7 +336,20 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// A select's branch (`claim_` set) takes a value only by winning the claim, and completes
     /// `cancelled` without linking once its select is decided; one whose channel has ended
     /// completes `disconnected` (the owner counts it, see select_claim::branch_ended).
-    bool recv_or_wait(recv_waiter<T>& w) {
+    bool recv_or_wait(recv_waiter<T>& w) { return recv_step(w, true); }
+
+    /// The Asio adapter's immediate completion: if recv_or_wait() would complete `w` at once
+    /// (a value taken, as it takes one; or the channel ended), does so and returns true;
+    /// otherwise returns false and leaves `w` idle and unlinked, touching nothing (the caller
+    /// starts a waiting operation instead).
+    bool recv_at_once(recv_waiter<T>& w) {
+        recv_step(w, false);
+        return w.state_ == wait_state::done; // `w` is not linked: only the caller sees it
+    }
+
+  private:
+    /// recv_or_wait(); with `link` false, a receive that would wait is left idle instead.
+    bool recv_step(recv_waiter<T>& w, bool link) {
         completion_batch batch;
         std::unique_lock lock(mutex_);
         select_claim* claim = w.claim_;
@@ -361,7 +374,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         } else if (receiving_ends()) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::disconnected;
-        } else {
+        } else if (link) {
             w.state_ = wait_state::waiting;
             recv_waiters_.push_back(&w);
             return true;
@@ -369,6 +382,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         return false;
     }
 
+  public:
     /// A granted receiver took its value: the permit its grant held frees (bounded only). Takes
     /// the lock only when a sender may be waiting for that permit.
     void release_permit() noexcept {

@@ -1,0 +1,391 @@
+// The adapter's immediate completions (its fast path, detail/asio_adapter.hpp): an operation
+// that completes at once posts one function object, allocated with the handler's allocator,
+// and is still cancellable (a receive: its value goes back), still abandoned cleanly when the
+// io_context is destroyed with it queued, and taken by the error_code forms too. Run under
+// ASan with detect_leaks=1: a leak fails the run even where no assertion can see it.
+#if COCHAN_TEST_BOOST_ASIO
+#include <cochan/boost_asio.hpp>
+#else
+#include <cochan/asio.hpp>
+#endif
+
+#include "support/asio_flavour.hpp"
+
+#include "support/counted.hpp"
+#include "support/counting_allocator.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <utility>
+#include <variant>
+#include <vector>
+
+using adapter::async_recv;
+using adapter::async_recv_ec;
+using adapter::async_send;
+using adapter::async_send_ec;
+using cochan_test::counted;
+using cochan_test::counted_handler;
+using cochan_test::handler_counts;
+
+namespace {
+
+using counting_allocator = cochan_test::counting_allocator<int>;
+using alloc_counts = counting_allocator::counts;
+
+/// `h` bound to `io` and to the counting allocator.
+template <class H> auto counted_alloc(asio::io_context& io, H h) {
+    return asio::bind_allocator(counting_allocator(), asio::bind_executor(io, std::move(h)));
+}
+
+/// A branch that completes after `posts` trips through the executor: raced against an immediate
+/// receive with ||, it wins when it completes before the receive's posted completion runs.
+asio::awaitable<void> after_posts(int posts) {
+    for (int i = 0; i < posts; ++i) co_await asio::post(asio::use_awaitable);
+}
+
+} // namespace
+
+TEST_CASE("asio fast path: an immediate operation allocates once, from the handler's allocator",
+          "[asio][fast]") {
+    asio::io_context io;
+    alloc_counts::reset();
+    int calls = 0;
+    constexpr int n = 50;
+    SECTION("async_recv on a bounded channel with values buffered") {
+        auto [tx, rx] = cochan::spmc::bounded<int>(n);
+        for (int i = 0; i < n; ++i) REQUIRE(tx.try_send(i));
+        for (int i = 0; i < n; ++i) {
+            async_recv(rx, counted_alloc(io, [&, i](cochan::recv_result<int> r) {
+                           CHECK(*r == i);
+                           ++calls;
+                       }));
+            REQUIRE(alloc_counts::allocations == i + 1); // one: the post (a waiting one makes two)
+        }
+    }
+    SECTION("async_recv_ec on an unbounded channel with values buffered") {
+        auto [tx, rx] = cochan::spmc::unbounded<int>();
+        for (int i = 0; i < n; ++i) REQUIRE(tx.send(i));
+        for (int i = 0; i < n; ++i) {
+            async_recv_ec(rx, counted_alloc(io, [&, i](adapter::error_code ec, int v) {
+                              CHECK_FALSE(ec);
+                              CHECK(v == i);
+                              ++calls;
+                          }));
+            REQUIRE(alloc_counts::allocations == i + 1);
+        }
+    }
+    SECTION("async_recv of a disconnected channel") {
+        auto [tx, rx] = cochan::mpmc::bounded<int>(1);
+        { auto drop = std::move(tx); }
+        for (int i = 0; i < n; ++i) {
+            async_recv(rx, counted_alloc(io, [&](cochan::recv_result<int> r) {
+                           CHECK(r.error() == cochan::recv_errc::disconnected);
+                           ++calls;
+                       }));
+            REQUIRE(alloc_counts::allocations == i + 1);
+        }
+    }
+    SECTION("async_send on a bounded channel with room") {
+        auto [tx, rx] = cochan::mpmc::bounded<int>(n);
+        for (int i = 0; i < n; ++i) {
+            async_send(tx, i, counted_alloc(io, [&](cochan::send_result<int> r) {
+                           CHECK(r.has_value());
+                           ++calls;
+                       }));
+            REQUIRE(alloc_counts::allocations == i + 1);
+        }
+        CHECK(rx.size() == static_cast<std::size_t>(n));
+    }
+    SECTION("async_send_ec on an unbounded channel") {
+        auto [tx, rx] = cochan::spmc::unbounded<int>();
+        for (int i = 0; i < n; ++i) {
+            async_send_ec(tx, i,
+                          counted_alloc(io, [&](adapter::error_code ec, std::optional<int> back) {
+                              CHECK_FALSE(ec);
+                              CHECK_FALSE(back);
+                              ++calls;
+                          }));
+            REQUIRE(alloc_counts::allocations == i + 1);
+        }
+        CHECK(rx.size() == static_cast<std::size_t>(n));
+    }
+    SECTION("async_send_ec on a closed sender hands the value back") {
+        auto [tx, rx] = cochan::mpmc::bounded<int>(1);
+        tx.close();
+        for (int i = 0; i < n; ++i) {
+            async_send_ec(
+                tx, i, counted_alloc(io, [&, i](adapter::error_code ec, std::optional<int> back) {
+                    CHECK(ec == cochan::send_errc::disconnected);
+                    REQUIRE(back);
+                    CHECK(*back == i);
+                    ++calls;
+                }));
+            REQUIRE(alloc_counts::allocations == i + 1);
+        }
+    }
+    CHECK(calls == 0); // never inside the initiating function
+    io.run();
+    CHECK(calls == n);
+    CHECK(alloc_counts::deallocations == alloc_counts::allocations);
+}
+
+TEST_CASE("asio fast path: a waiting operation still allocates the operation and the post",
+          "[asio][fast]") {
+    asio::io_context io;
+    alloc_counts::reset();
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    bool done = false;
+    async_recv(rx, counted_alloc(io, [&](cochan::recv_result<int> r) { done = (*r == 3); }));
+    CHECK(alloc_counts::allocations == 1);
+    REQUIRE(tx.try_send(3));
+    CHECK(alloc_counts::allocations == 2);
+    io.run();
+    CHECK(done);
+    CHECK(alloc_counts::deallocations == 2);
+}
+
+// Every receive finds a value, so each completes at once; the other branch of || sometimes
+// completes first, and the group then cancels the receive before its posted completion runs.
+// The value it took must go back to the head of the channel, for the next receive.
+TEST_CASE("asio fast path: || cancelling a receive that completed at once loses no value",
+          "[asio][fast]") {
+    using namespace asio::experimental::awaitable_operators;
+    constexpr int n = 600;
+    asio::io_context io;
+    std::vector<int> received;
+    int other_won = 0;
+    auto check_all = [&] {
+        REQUIRE(received.size() == static_cast<std::size_t>(n));
+        std::int64_t sum = 0;
+        for (int i = 0; i < n; ++i) {
+            REQUIRE(received[static_cast<std::size_t>(i)] == i); // in order: given back to the head
+            sum += received[static_cast<std::size_t>(i)];
+        }
+        CHECK(sum == std::int64_t{n} * (n - 1) / 2);
+    };
+    SECTION("against a timer, async_recv on an unbounded channel") {
+        auto [tx, rx] = cochan::spmc::unbounded<int>();
+        for (int i = 0; i < n; ++i) REQUIRE(tx.send(i));
+        tx.close();
+        auto consumer = [&, rx = std::move(rx)]() -> asio::awaitable<void> {
+            asio::steady_timer timer(io);
+            bool started = false;
+            // The receive starts after k trips through the io_context: the expired timer's
+            // completion is queued by then or not, ahead of the receive's own completion or not.
+            auto recv_after = [&](int k) -> asio::awaitable<cochan::recv_result<int>> {
+                for (int i = 0; i < k; ++i) co_await asio::post(asio::use_awaitable);
+                started = true;
+                co_return co_await async_recv(rx, asio::use_awaitable);
+            };
+            for (int k = 0;; k = (k + 1) % 8) {
+                timer.expires_after(std::chrono::microseconds(0));
+                started = false;
+                auto result = co_await (timer.async_wait(asio::use_awaitable) || recv_after(k));
+                if (result.index() == 0) {
+                    // The receive, if it started, had a value: it went back.
+                    if (started) ++other_won;
+                    continue;
+                }
+                auto& r = std::get<1>(result);
+                if (!r) {
+                    REQUIRE(r.error() == cochan::recv_errc::disconnected);
+                    co_return;
+                }
+                received.push_back(*r);
+            }
+        };
+        asio::co_spawn(io, consumer(), asio::detached);
+        io.run();
+        check_all();
+        CHECK(other_won > 0); // the timer really beat immediate receives
+    }
+    SECTION("against a branch finishing after k posts, async_recv_ec on a bounded channel while "
+            "a sender waits") {
+        auto [tx, rx] = cochan::mpmc::bounded<int>(2);
+        // The producer keeps the channel full with a send waiting: a cancelled receive's value
+        // must find its permit still held, not taken by the waiting send.
+        auto producer = [&, tx = std::move(tx)]() mutable -> asio::awaitable<void> {
+            for (int i = 0; i < n; ++i) {
+                auto [ec, back] =
+                    co_await async_send_ec(tx, i, cochan_test::as_tuple(asio::use_awaitable));
+                REQUIRE_FALSE(ec);
+            }
+            tx.close();
+        };
+        auto consumer = [&, rx = std::move(rx)]() -> asio::awaitable<void> {
+            constexpr auto token = cochan_test::as_tuple(asio::use_awaitable);
+            for (int k = 0;; k = (k + 1) % 4) {
+                auto result = co_await (after_posts(k) || async_recv_ec(rx, token));
+                if (result.index() == 0) {
+                    ++other_won;
+                    continue;
+                }
+                auto [ec, v] = std::get<1>(result);
+                if (ec == cochan::recv_errc::disconnected) co_return;
+                REQUIRE_FALSE(ec);
+                received.push_back(v);
+            }
+        };
+        asio::co_spawn(io, producer(), asio::detached);
+        asio::co_spawn(io, consumer(), asio::detached);
+        io.run();
+        check_all();
+        CHECK(other_won > 0); // immediate receives really were cancelled
+    }
+}
+
+TEST_CASE("asio fast path: a cancellation signal after an immediate receive hands its value back",
+          "[asio][fast]") {
+    asio::io_context io;
+    auto [tx, rx] = cochan::mpmc::bounded<int>(1);
+    REQUIRE(tx.try_send(1));
+    asio::cancellation_signal signal;
+    std::optional<std::pair<adapter::error_code, int>> got;
+    async_recv_ec(rx,
+                  asio::bind_cancellation_slot(
+                      signal.slot(), asio::bind_executor(io, [&](adapter::error_code ec, int v) {
+                          got.emplace(ec, v);
+                      })));
+    CHECK_FALSE(tx.try_send(2)); // the permit is held until the completion runs
+    signal.emit(asio::cancellation_type::terminal);
+    io.run();
+    REQUIRE(got);
+    CHECK(got->first == cochan::recv_errc::cancelled);
+    CHECK(*rx.try_recv() == 1);
+    CHECK_FALSE(signal.slot().has_handler()); // the completion cleared the slot
+}
+
+TEST_CASE("asio fast path: an io_context destroyed with an immediate completion queued gives the "
+          "value back and invokes nothing",
+          "[asio][fast][lifetime]") {
+    counted::reset();
+    handler_counts probes;
+    SECTION("a receive, while a send waits for its permit") {
+        auto [tx, rx] = cochan::mpmc::bounded<counted>(2);
+        REQUIRE(tx.try_send(counted(1)));
+        REQUIRE(tx.try_send(counted(2)));
+        asio::io_context sender_io; // keeps a send waiting for a permit, not destroyed
+        std::optional<cochan::send_result<counted>> sent;
+        async_send(tx, counted(3),
+                   asio::bind_executor(sender_io, [&](auto r) { sent.emplace(std::move(r)); }));
+        {
+            asio::io_context io;
+            async_recv(rx, asio::bind_executor(io, counted_handler(&probes))); // takes 1
+            CHECK(probes.alive == 1);
+        }
+        CHECK(probes.alive == 0); // destroyed, never invoked
+        CHECK(probes.invoked == 0);
+        sender_io.poll();
+        CHECK_FALSE(sent); // 1 went back into the permit it kept: the send still waits
+        for (int want = 1; want <= 3; ++want) {
+            auto r = rx.try_recv(); // in order: 1 is back at the head
+            REQUIRE(r);
+            CHECK(r->value == want);
+            sender_io.poll();
+        }
+        REQUIRE(sent);
+        CHECK(sent->has_value());
+    }
+    SECTION("coroutines suspended on immediate operations, the io_context stopped") {
+        auto [tx, rx] = cochan::spmc::unbounded<counted>();
+        REQUIRE(tx.send(counted(1)));
+        REQUIRE(tx.send(counted(2)));
+        auto closed = cochan::mpmc::bounded<counted>(1);
+        closed.first.close();
+        int started = 0, resumed = 0;
+        {
+            asio::io_context io;
+            auto receiver =
+                [&started,
+                 &resumed](cochan::spmc::unbounded_receiver<counted>& rx) -> asio::awaitable<void> {
+                counted guard(10); // lives in the frame
+                ++started;
+                auto r = co_await async_recv(rx, asio::use_awaitable);
+                ++resumed;
+            };
+            auto sender = [&started, &resumed](cochan::mpmc::bounded_sender<counted>& tx,
+                                               int v) -> asio::awaitable<void> {
+                ++started;
+                auto r = co_await async_send_ec(tx, counted(v),
+                                                cochan_test::as_tuple(asio::use_awaitable));
+                ++resumed;
+            };
+            asio::co_spawn(io, receiver(rx), asio::detached);
+            asio::co_spawn(io, sender(closed.first, 20), asio::detached); // refused at once
+            // Run the coroutines into their immediate operations, one handler at a time; once
+            // both started, their completions are queued behind them.
+            while (started < 2) REQUIRE(io.poll_one() == 1);
+            io.stop();
+        }
+        CHECK(resumed == 0);
+        auto a = rx.try_recv(); // 1 is back at the head, 2 after it
+        REQUIRE(a);
+        CHECK(a->value == 1);
+        auto b = rx.try_recv();
+        REQUIRE(b);
+        CHECK(b->value == 2);
+    }
+    CHECK(counted::live() == 0); // the guard, the refused 20 and the frames are gone
+}
+
+namespace {
+
+/// A handler whose destruction starts a receive on the same executor (as a coroutine frame
+/// destroyed at shutdown may); that receive finds a value, so it takes the fast path.
+struct restarter {
+    restarter(cochan::mpmc::bounded_receiver<counted>* r, asio::io_context::executor_type e,
+              handler_counts* c) noexcept
+        : rx(r), ex(std::move(e)), counts(c) {}
+    restarter(restarter&& other) noexcept
+        : rx(std::exchange(other.rx, nullptr)), ex(std::move(other.ex)), counts(other.counts) {}
+    restarter(const restarter&) = delete;
+    restarter& operator=(const restarter&) = delete;
+    restarter& operator=(restarter&&) = delete;
+    ~restarter() {
+        if (rx != nullptr) async_recv(*rx, asio::bind_executor(ex, counted_handler(counts)));
+    }
+    void operator()(const cochan::recv_result<counted>&) { ++counts->invoked; }
+
+    using executor_type = asio::io_context::executor_type;
+    executor_type get_executor() const noexcept { return ex; }
+
+    cochan::mpmc::bounded_receiver<counted>* rx; // owned by the live (not moved-from) handler
+    asio::io_context::executor_type ex;
+    handler_counts* counts;
+};
+
+} // namespace
+
+TEST_CASE("asio fast path: an immediate receive started while its io_context is destroyed "
+          "gives its value back and invokes nothing",
+          "[asio][fast][lifetime]") {
+    counted::reset();
+    handler_counts probes;
+    {
+        auto [tx, rx] = cochan::mpmc::bounded<counted>(2);
+        REQUIRE(tx.try_send(counted(1)));
+        REQUIRE(tx.try_send(counted(2)));
+        {
+            asio::io_context io;
+            // Takes 1 at once. Destroyed unrun at shutdown, it gives 1 back; then its handler's
+            // destructor starts a receive that takes 1 again at once, destroyed unrun in turn.
+            async_recv(rx, restarter(&rx, io.get_executor(), &probes));
+        }
+        CHECK(probes.alive == 0);
+        CHECK(probes.invoked == 0);
+        for (int want = 1; want <= 2; ++want) {
+            auto r = rx.try_recv(); // both went back, 1 still ahead of 2
+            REQUIRE(r);
+            CHECK(r->value == want);
+        }
+    }
+    CHECK(counted::live() == 0);
+}
