@@ -83,10 +83,12 @@ stage_tidy() {
 stage_release() {
     stage release g++ Release 2 -DCOCHAN_TEST_CONSUMERS=ON -DCOCHAN_BOOST_ASIO_TESTS=OFF
 }
+# The sanitizer stages build with line tables only (-g1, CMake's default being -g): enough for
+# a sanitizer's stack trace to name file and line, at 10-20% less compile time.
 stage_asan() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         stage asan g++ Debug 2 -DCOCHAN_CXX_STANDARD=23 -DCOCHAN_SANITIZE=address,undefined \
-            -DCOCHAN_BUILD_BENCHMARKS=OFF
+            -DCOCHAN_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1
 }
 # Benchmarks are built (and smoke-run, no timings) in the release and clang stages only: the
 # sanitizer stages would only slow them down, and the library's own tests cover that ground.
@@ -95,7 +97,7 @@ stage_asan() {
 stage_tsan() {
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
         stage tsan clang++ RelWithDebInfo 1 -DCOCHAN_SANITIZE=thread -DCOCHAN_STRESS_TESTS=ON \
-            -DCOCHAN_BUILD_BENCHMARKS=OFF
+            -DCOCHAN_BUILD_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 }
 # The clang stage also builds the libFuzzer target and fuzzes for 60 s (tests/fuzz/).
 stage_clang() {
@@ -108,7 +110,7 @@ stage_clang() {
 stage_ubsan() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         stage ubsan clang++-16 Debug 2 -DCOCHAN_SANITIZE=address,undefined \
-            -DCOCHAN_BUILD_BENCHMARKS=OFF
+            -DCOCHAN_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1
 }
 
 if [[ $only == all ]]; then
