@@ -311,13 +311,13 @@ TEST_CASE("asio select: the error_code convention", "[asio][select]") {
         adapter::error_code code;
         auto w =
             co_await async_select_ec(asio::redirect_error(asio::use_awaitable, code), arx, brx);
-        log.push_back(code == cochan::recv_errc::disconnected && w.index() == 0 ? "disconnected"
-                                                                                : "wrong");
+        log.emplace_back(code == cochan::recv_errc::disconnected && w.index() == 0 ? "disconnected"
+                                                                                   : "wrong");
         try {
             co_await async_select_ec(asio::use_awaitable, arx, brx);
-            log.push_back("no throw");
+            log.emplace_back("no throw");
         } catch (const cochan_test::system_error& e) {
-            log.push_back(e.code() == cochan::recv_errc::disconnected ? "thrown" : "wrong code");
+            log.emplace_back(e.code() == cochan::recv_errc::disconnected ? "thrown" : "wrong code");
         }
     };
     REQUIRE(btx.send("hello"));
