@@ -111,10 +111,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
         stop_cb_.reset(); // waits for a stop callback running on another thread
         const int decision = claim_.decision();
         branches_->abandon_all_but(decision);
-        if (decision >= 0) return branches_->take(decision);
-        return result_type(std::in_place_index<1>, decision == select_claim::disconnected
-                                                       ? recv_errc::disconnected
-                                                       : recv_errc::cancelled);
+        return branches_->result(decision);
     }
 
   private:
@@ -135,9 +132,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
 
     struct canceller {
         select_awaitable* self;
-        void operator()() const noexcept {
-            if (self->claim_.decide(select_claim::cancelled)) self->claim_.notify();
-        }
+        void operator()() const noexcept { self->claim_.cancel(); }
     };
 
     receivers rx_;                   // the caller's receivers, alive until the co_await ends

@@ -389,6 +389,64 @@ template <class Op> class completion {
     allocator_type alloc_; // immutable
 };
 
+/// Whether a cancellation signal came before an operation's completion ran, and (debug builds)
+/// the check that the two never overlap, which lossless cancellation needs: the signal comes
+/// in the handler's execution context, so a strand or a single-threaded io_context serializes
+/// them. Used by every operation (op_base) and by an immediate receive's slot handler.
+class cancel_flag {
+  public:
+    /// The slot's signal: marks the flag; true unless `type` is `none` (no signal).
+    bool signal(net::cancellation_type_t type) noexcept {
+        if (type == net::cancellation_type::none) return false;
+#ifndef NDEBUG
+        // seq_cst, both sides: a Dekker pair with completing(), so that if the two overlap at
+        // least one of them sees the other's flag.
+        in_canceller_.store(true, std::memory_order_seq_cst);
+        COCHAN_ASSERT(!completing_.load(std::memory_order_seq_cst), overlap_message);
+#endif
+        // release: the completion (possibly on another thread of the same executor) acquires.
+        requested_.store(true, std::memory_order_release);
+#ifndef NDEBUG
+        // Cleared before the caller goes on to cancel the operation: once it is unlinked, its
+        // completion may run (and free it) on another thread.
+        in_canceller_.store(false, std::memory_order_seq_cst);
+#endif
+        return true;
+    }
+
+    /// The completion starts (debug builds: checks that no signal is running now).
+    void completing() noexcept {
+#ifndef NDEBUG
+        completing_.store(true, std::memory_order_seq_cst);
+        COCHAN_ASSERT(!in_canceller_.load(std::memory_order_seq_cst), overlap_message);
+#endif
+    }
+
+    /// True if the signal came.
+    bool requested() const noexcept {
+        return requested_.load(std::memory_order_acquire);
+    }
+
+    /// completing(), then requested(): for a completion that reads the flag at once.
+    bool completing_now() noexcept {
+        completing();
+        return requested();
+    }
+
+  private:
+#ifndef NDEBUG
+    static constexpr const char* overlap_message =
+        "cancellation signal emitted concurrently with completion: lossless cancellation needs "
+        "a strand or a single-threaded io_context";
+#endif
+
+    std::atomic<bool> requested_{false}; // set by the signal; read by the completion
+#ifndef NDEBUG
+    std::atomic<bool> completing_{false};   // set when the completion starts
+    std::atomic<bool> in_canceller_{false}; // set while the signal marks the flag
+#endif
+};
+
 /// The parts every operation shares: the handler, the work it keeps on the handler's executor,
 /// its memory, its queue references (`Held`: a `queue_ref`, or a tuple of them for a select),
 /// cancellation through the handler's slot, and the post.
@@ -501,17 +559,11 @@ template <class Derived, class Held, class Handler> class op_base : public track
     }
 
     /// complete() starts here: checks that the cancellation signal is not running concurrently
-    /// (debug builds), then disconnects the slot.
-    void begin_complete() noexcept {
-#ifndef NDEBUG
-        // seq_cst, both sides: a Dekker pair with the canceller, so that if the two overlap
-        // at least one of them sees the other's flag.
-        completing_.store(true, std::memory_order_seq_cst);
-        COCHAN_ASSERT(!in_canceller_.load(std::memory_order_seq_cst),
-                      "cancellation signal emitted concurrently with completion: lossless "
-                      "cancellation needs a strand or a single-threaded io_context");
-#endif
+    /// (debug builds), then disconnects the slot. True if a cancellation signal came.
+    bool begin_complete() noexcept {
+        cancel_flag_.completing();
         disconnect_cancellation();
+        return cancel_flag_.requested();
     }
 
     /// Frees the operation, then invokes its handler with `r`, by the operation's convention
@@ -524,8 +576,22 @@ template <class Derived, class Held, class Handler> class op_base : public track
         invoke_handler<Derived::completes_by>(std::move(h), std::forward<Result>(r));
     }
 
+    /// Builds the result with `make()`, then deliver()s it. If `make()` throws (`T`'s move),
+    /// the operation is freed and the exception propagates out of the executor's run(), as
+    /// Asio does: the handler is not called (a value stays with the state, which gives it back
+    /// as it is destroyed).
+    template <class Make> void deliver_made(Make make) {
+        std::optional<decltype(make())> r;
+        try {
+            r.emplace(make());
+        } catch (...) {
+            deallocate(static_cast<Derived*>(this));
+            throw;
+        }
+        deliver(std::move(*r));
+    }
+
     Held held_; // the operation's own queue references; moved out by deallocate()
-    std::atomic<bool> cancel_requested_{false}; // set by the canceller; read by complete()
 
   private:
     friend completion<Derived>;
@@ -556,32 +622,15 @@ template <class Derived, class Held, class Handler> class op_base : public track
         explicit canceller(Derived* s) noexcept : self(s) {} // no paren-aggregate-init in clang 14
         Derived* self;
         void operator()(net::cancellation_type_t type) const {
-            if (type == net::cancellation_type::none) return;
-#ifndef NDEBUG
-            self->in_canceller_.store(true, std::memory_order_seq_cst);
-            COCHAN_ASSERT(!self->completing_.load(std::memory_order_seq_cst),
-                          "cancellation signal emitted concurrently with completion: lossless "
-                          "cancellation needs a strand or a single-threaded io_context");
-#endif
-            // release: complete() (possibly on another thread of the same executor) acquires.
-            self->cancel_requested_.store(true, std::memory_order_release);
-#ifndef NDEBUG
-            // Cleared before cancel(): once it unlinks the operation, its completion may run
-            // (and free it) on another thread.
-            self->in_canceller_.store(false, std::memory_order_seq_cst);
-#endif
-            self->cancel(); // unlinks a still-waiting operation; a no-op once it is done
+            // Unlinks a still-waiting operation; a no-op once it is done.
+            if (self->cancel_flag_.signal(type)) self->cancel();
         }
     };
 
     [[no_unique_address]] allocator alloc_; // immutable; frees the operation
     std::optional<Handler> handler_;        // owner-only (see the protocol); empty once abandoned
     std::optional<net::executor_work_guard<executor_type>> work_; // as handler_
-#ifndef NDEBUG
-    // Debug check of unsafe cancellation (cancel signal concurrent with completion), seq_cst.
-    std::atomic<bool> completing_{false};   // set when complete() starts
-    std::atomic<bool> in_canceller_{false}; // set while the canceller marks the operation
-#endif
+    cancel_flag cancel_flag_; // set by the canceller; read by complete() (begin_complete())
 };
 
 /// A receive: the operation state of the protocol (detail/op_state.hpp), with delivery
@@ -634,22 +683,14 @@ class recv_op final : public op_base<recv_op<Queue, Handler, C>, queue_ref<Queue
     void release_values() noexcept { this->give_back(); }
 
     void complete() {
-        this->begin_complete();
-        if (this->holds_value() && this->cancel_requested_.load(std::memory_order_acquire)) {
+        if (this->begin_complete() && this->holds_value()) {
             // Cancelled after the grant but before delivery: give the value back (to the next
             // waiting receiver or the head of the buffer) and report cancelled.
             this->give_back();
             this->deliver(recv_result<T>(std::in_place_index<1>, recv_errc::cancelled));
             return;
         }
-        std::optional<recv_result<T>> r;
-        try {
-            r.emplace(this->result());
-        } catch (...) { // T's move threw: the state gives the value back as it is destroyed
-            base::deallocate(this);
-            throw; // propagates out of the executor's run(); the handler is not called
-        }
-        this->deliver(std::move(*r));
+        this->deliver_made([this] { return this->result(); });
     }
 };
 
@@ -701,15 +742,9 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, queue_ref<Queue
     void release_values() noexcept { this->discard(); }
 
     void complete() {
-        this->begin_complete();
-        std::optional<send_result<T>> r;
-        try {
-            r.emplace(this->result());
-        } catch (...) { // moving the value into the channel threw when it was admitted
-            base::deallocate(this);
-            throw; // propagates out of the executor's run(), as Asio does; no handler call
-        }
-        this->deliver(std::move(*r));
+        this->begin_complete(); // a send done is not cancellable: the flag is not read
+        // result() rethrows a move that threw when the channel admitted the value.
+        this->deliver_made([this] { return this->result(); });
     }
 };
 
@@ -754,39 +789,8 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, queue_ref<Queue
 // the channel): no handler is installed, as recv_op/send_op's canceller does nothing then.
 
 /// The cancellation handler of an immediate receive: a flag, read when the completion runs.
-struct immediate_cancel {
-    void operator()(net::cancellation_type_t type) {
-        if (type == net::cancellation_type::none) return;
-#ifndef NDEBUG
-        in_canceller.store(true, std::memory_order_seq_cst);
-        COCHAN_ASSERT(!completing.load(std::memory_order_seq_cst),
-                      "cancellation signal emitted concurrently with completion: lossless "
-                      "cancellation needs a strand or a single-threaded io_context");
-#endif
-        // release: the completion (possibly on another thread of the same executor) acquires.
-        requested.store(true, std::memory_order_release);
-#ifndef NDEBUG
-        in_canceller.store(false, std::memory_order_seq_cst);
-#endif
-    }
-
-    /// The completion runs: true if the signal came first. Debug builds check that the two do
-    /// not overlap (seq_cst, a Dekker pair with the operator above, as op_base does).
-    bool completing_now() noexcept {
-#ifndef NDEBUG
-        completing.store(true, std::memory_order_seq_cst);
-        COCHAN_ASSERT(!in_canceller.load(std::memory_order_seq_cst),
-                      "cancellation signal emitted concurrently with completion: lossless "
-                      "cancellation needs a strand or a single-threaded io_context");
-#endif
-        return requested.load(std::memory_order_acquire);
-    }
-
-    std::atomic<bool> requested{false};
-#ifndef NDEBUG
-    std::atomic<bool> completing{false};
-    std::atomic<bool> in_canceller{false};
-#endif
+struct immediate_cancel : cancel_flag {
+    void operator()(net::cancellation_type_t type) noexcept { signal(type); }
 };
 
 /// What both immediate completions share: the handler, the queue reference (whose presence
@@ -1076,9 +1080,7 @@ class select_op final
 
     /// The slot's canceller and the shutdown call this (see op_base): decides `cancelled` if
     /// nobody has decided yet, and then notifies. Any thread.
-    void cancel() noexcept {
-        if (claim_.decide(select_claim::cancelled)) claim_.notify();
-    }
+    void cancel() noexcept { claim_.cancel(); }
 
   private:
     /// The claim's notification (called once, by whoever decided, after its lock).
@@ -1088,30 +1090,17 @@ class select_op final
     void release_values() noexcept { branches_.abandon_all_but(select_claim::open); } // no winner
 
     void complete() {
-        this->begin_complete();
+        const bool cancel_requested = this->begin_complete();
         const int decision = claim_.decision();
         branches_.abandon_all_but(decision);
-        if (decision >= 0 && this->cancel_requested_.load(std::memory_order_acquire)) {
+        if (decision >= 0 && cancel_requested) {
             // Cancelled after the decision but before delivery: the value goes back (to the
             // next waiting receiver of its channel, else the head of its buffer).
             branches_.give_back(decision);
             this->deliver(result_type(std::in_place_index<1>, recv_errc::cancelled));
             return;
         }
-        if (decision < 0) {
-            this->deliver(result_type(std::in_place_index<1>, decision == select_claim::disconnected
-                                                                  ? recv_errc::disconnected
-                                                                  : recv_errc::cancelled));
-            return;
-        }
-        std::optional<result_type> r;
-        try {
-            r.emplace(branches_.take(decision));
-        } catch (...) { // T's move threw: the winner's state gives the value back as it goes
-            base::deallocate(this);
-            throw; // propagates out of the executor's run(); the handler is not called
-        }
-        this->deliver(std::move(*r));
+        this->deliver_made([this, decision] { return branches_.result(decision); });
     }
 
     select_claim claim_;     // outlives the branches, which may stay linked until destroyed

@@ -56,9 +56,16 @@ template <class... Queues> class select_branches {
         (std::make_index_sequence<count>{});
     }
 
-    /// The winner's value, moved once into the result's variant at index `winner`. If the move
-    /// throws, the value stays in the state (its destruction gives it back).
-    result_type take(int winner) { return take<0>(winner); }
+    /// The select's result for `decision` (select_claim::decision()): the winner's value,
+    /// moved once into the result's variant at its index, or `disconnected` / `cancelled` for a
+    /// negative decision. If the move throws, the value stays in the state (its destruction
+    /// gives it back).
+    result_type result(int decision) {
+        if (decision >= 0) return take<0>(decision);
+        return result_type(std::in_place_index<1>, decision == select_claim::disconnected
+                                                       ? recv_errc::disconnected
+                                                       : recv_errc::cancelled);
+    }
 
     /// The winner's value will not be delivered (its delivery was cancelled): back to its
     /// channel, the next waiting receiver else the head of the buffer.

@@ -79,6 +79,12 @@ class select_claim {
         return decide(disconnected);
     }
 
+    /// A stop request or an Asio cancellation: decides `cancelled` if nobody has decided, and
+    /// then sends the decision's notification. Any thread.
+    void cancel() noexcept {
+        if (decide(cancelled)) notify();
+    }
+
     /// The one notification of the decision (a branch's completer, after unlocking, or the
     /// stop callback). See `armed_`.
     void notify() noexcept {
