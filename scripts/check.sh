@@ -77,27 +77,31 @@ stage_tidy() {
     summary+=("tidy: passed in $((SECONDS - start))s")
 }
 # The Asio tests are built against both flavours, standalone Asio and Boost.Asio, in the asan
-# (g++), tsan (clang 14) and ubsan (clang 16) stages: both run under ASan+UBSan and under TSan,
-# and compile with g++ and clang++. The release and clang stages build the standalone flavour
-# only (-DCOCHAN_BOOST_ASIO_TESTS=OFF): the Boost one is the same sources.
+# (g++) and tsan (clang 14) stages: both run under ASan+UBSan and under TSan, and compile with
+# g++ and clang++. The other stages build the standalone flavour only
+# (-DCOCHAN_BOOST_ASIO_TESTS=OFF): the Boost one is the same sources.
 stage_release() {
     stage release g++ Release 2 -DCOCHAN_TEST_CONSUMERS=ON -DCOCHAN_BOOST_ASIO_TESTS=OFF
 }
 # The sanitizer stages build with line tables only (-g1, CMake's default being -g): enough for
-# a sanitizer's stack trace to name file and line, at 10-20% less compile time.
+# a sanitizer's stack trace to name file and line, at 10-20% less compile time. They leave out
+# the compile-only checks (one-header checks, compile-fail tests: -DCOCHAN_COMPILE_CHECKS=OFF),
+# which the release (g++) and clang (clang 14) stages run, since no sanitizer adds to them.
 stage_asan() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         stage asan g++ Debug 2 -DCOCHAN_CXX_STANDARD=23 -DCOCHAN_SANITIZE=address,undefined \
-            -DCOCHAN_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1
+            -DCOCHAN_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCOCHAN_COMPILE_CHECKS=OFF
 }
 # Benchmarks are built (and smoke-run, no timings) in the release and clang stages only: the
 # sanitizer stages would only slow them down, and the library's own tests cover that ground.
 # clang with g++'s libstdc++ (Debian's default). -j1: TSan slows code 5-15x and the stress
-# tests are bounded in time, so a second test on the other core would starve them.
+# tests are bounded in time, so a second test on the other core would starve them. No explorer:
+# it runs every actor on one thread, so TSan has nothing to see in it.
 stage_tsan() {
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
         stage tsan clang++ RelWithDebInfo 1 -DCOCHAN_SANITIZE=thread -DCOCHAN_STRESS_TESTS=ON \
-            -DCOCHAN_BUILD_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+            -DCOCHAN_BUILD_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+            -DCOCHAN_COMPILE_CHECKS=OFF -DCOCHAN_EXPLORER=OFF
 }
 # The clang stage also builds the libFuzzer target and fuzzes for 60 s (tests/fuzz/).
 stage_clang() {
@@ -106,11 +110,13 @@ stage_clang() {
 }
 # clang 16 with ASan and all of UBSan, -fsanitize=function included: clang 14 cannot compile
 # that check on coroutines in templates (llvm-project#49689), so g++'s UBSan (asan stage) is the
-# only other UBSan run over the coroutine tests.
+# only other UBSan run over the coroutine tests. The explorer and the Boost.Asio build of the
+# Asio tests run under ASan+UBSan in the asan stage already, so this one leaves them out.
 stage_ubsan() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         stage ubsan clang++-16 Debug 2 -DCOCHAN_SANITIZE=address,undefined \
-            -DCOCHAN_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1
+            -DCOCHAN_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCOCHAN_COMPILE_CHECKS=OFF \
+            -DCOCHAN_EXPLORER=OFF -DCOCHAN_BOOST_ASIO_TESTS=OFF
 }
 
 if [[ $only == all ]]; then
