@@ -13,7 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
-#include <mutex> // std::lock_guard, std::unique_lock
+#include <mutex> // std::lock_guard
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -117,7 +117,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// A sender endpoint disconnects (destroyed or closed). The last one wakes every waiter.
     void remove_sender() noexcept {
         completion_batch batch;
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if (--senders_ != 0) return;
         // Receivers wait only while the buffer is empty: all of them now see `disconnected`.
         end_receivers(batch);
@@ -132,7 +132,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// buffered values outside the lock, after the senders are woken.
     void remove_receiver() noexcept {
         completion_batch batch;
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if (--receivers_ != 0) return;
         while (!send_waiters_.empty())
             batch.complete(send_waiters_.pop_front(), outcome::disconnected);
@@ -173,7 +173,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// is buffered, then see `disconnected`. Idempotent.
     void close_sending() noexcept {
         completion_batch batch;
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if (closed_) return;
         closed_ = true;
         while (!send_waiters_.empty())
@@ -192,7 +192,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     send_status try_send(T& v) {
         completion_batch batch;         // destroyed last: notifies after the lock is released
         producer_scope producer(*this); // and after the SPMC busy flag is cleared
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if (sends_refused()) return send_status::disconnected;
         if constexpr (bounded) {
             if (!send_waiters_.empty()) {
@@ -220,7 +220,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     bool send_or_wait(send_waiter<T>& w) {
         completion_batch batch;
         producer_scope producer(*this);
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if (w.stop_seen_) {
             w.state_ = wait_state::done;
             w.outcome_ = outcome::cancelled;
@@ -260,7 +260,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// the result. Exception safety: strong (if `T`'s move throws, the value stays buffered).
     recv_result<T> try_recv() {
         completion_batch batch;
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if (storage_.empty()) {
             if constexpr (bounded) {
                 if (rendezvous()) {
@@ -303,7 +303,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// being moved and all later ones stay in the channel, in order.
     template <class Out> recv_result<std::size_t> try_recv_many(Out& out, std::size_t max) {
         completion_batch batch; // destroyed after the lock: notifies admitted senders
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         std::size_t n = 0;
         while (n < max && !storage_.empty()) {
             out.push_back(std::move(storage_.front()));
@@ -351,7 +351,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// recv_or_wait(); with `link` false, a receive that would wait is left idle instead.
     bool recv_step(recv_waiter<T>& w, bool link) {
         completion_batch batch;
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         select_claim* claim = w.claim_;
         if (w.stop_seen_ || (claim != nullptr && claim->decided())) {
             w.state_ = wait_state::done;
@@ -393,7 +393,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         COCHAN_DETAIL_INTERLEAVE(release_grant);
         if (!send_waiting_.load(std::memory_order_seq_cst)) return;
         completion_batch batch;
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         admit_senders(batch);
     }
 
@@ -406,7 +406,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     void give_back(recv_waiter<T>& w) noexcept {
         std::optional<T>& value = w.value_;
         completion_batch batch;
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if constexpr (bounded) {
             if (w.outcome_ == outcome::granted) --grants_made_;
         }
@@ -625,13 +625,14 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// Puts an accepted value where it belongs: a waiting receiver, else the buffer.
     /// Requires a free permit.
     void deliver(T& v, completion_batch& batch) {
-        if (!grant(v, batch)) storage_.push_back(std::move(v));
+        // The empty check first, inline: a buffered channel's receivers rarely wait.
+        if (recv_waiters_.empty() || !grant(v, batch)) storage_.push_back(std::move(v));
     }
 
     /// Like deliver(), but a value that goes back to the buffer goes to its head: it is older
     /// than everything buffered.
     void deliver_front(T& v, completion_batch& batch) {
-        if (!grant(v, batch)) storage_.push_front(std::move(v));
+        if (recv_waiters_.empty() || !grant(v, batch)) storage_.push_front(std::move(v));
     }
 
     /// Moves the oldest buffered value into `out` and lets a waiting sender into the freed
@@ -647,7 +648,15 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// operation that freed the permit is unaffected.
     /// `self`: the sender calling this from send_or_wait(); it completes without a notification
     /// (it has not suspended yet).
-    void admit_senders(completion_batch& batch, waiter_base* self = nullptr) noexcept {
+    COCHAN_DETAIL_INLINE void admit_senders(completion_batch& batch,
+                                            waiter_base* self = nullptr) noexcept {
+        // Inline, the common case of every receive: nobody waits and the flag is clear.
+        if (send_waiters_.empty() && !send_waiting_.load(std::memory_order_relaxed)) return;
+        admit_waiting_senders(batch, self);
+    }
+
+    /// admit_senders() when a sender waits or the flag may be stale.
+    void admit_waiting_senders(completion_batch& batch, waiter_base* self) noexcept {
         while (!send_waiters_.empty() && permit_free()) {
             auto* s = static_cast<send_waiter<T>*>(send_waiters_.pop_front());
             outcome o = outcome::ok;
@@ -672,7 +681,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     }
 
     template <class List> void cancel(waiter_base& w, List& list) noexcept {
-        std::unique_lock lock(mutex_);
+        lock_section lock(mutex_);
         if (w.state_ == wait_state::waiting) {
             list.erase(&w);
             w.state_ = wait_state::done;

@@ -42,3 +42,12 @@ namespace cochan::detail {
 #ifndef COCHAN_DETAIL_INTERLEAVE
 #define COCHAN_DETAIL_INTERLEAVE(point) ((void)0)
 #endif
+
+/// On the few small functions of every operation's path (the lock, the "anything to do?"
+/// checks in front of the rare slow paths), where g++ at -O2/-O3 otherwise keeps an out-of-line
+/// call. A hint only: nothing depends on it.
+#if defined(__GNUC__)
+#define COCHAN_DETAIL_INLINE [[gnu::always_inline]] inline
+#else
+#define COCHAN_DETAIL_INLINE inline
+#endif

@@ -1,6 +1,8 @@
 // cochan: the short lock that guards a channel's state.
 #pragma once
 
+#include <cochan/detail/config.hpp>
+
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -45,7 +47,7 @@ inline void spin_backoff(int spins, int pauses) noexcept {
 /// Thread-safe.
 class channel_lock {
   public:
-    void lock() noexcept {
+    COCHAN_DETAIL_INLINE void lock() noexcept {
         std::uint32_t expected = 0;
         if (state_.compare_exchange_weak(expected, 1, std::memory_order_acquire,
                                          std::memory_order_relaxed)) {
@@ -54,7 +56,7 @@ class channel_lock {
         lock_slow();
     }
 
-    void unlock() noexcept {
+    COCHAN_DETAIL_INLINE void unlock() noexcept {
         if (state_.exchange(0, std::memory_order_release) == 2) state_.notify_one();
     }
 
@@ -76,6 +78,29 @@ class channel_lock {
     }
 
     std::atomic<std::uint32_t> state_{0};
+};
+
+/// A held `channel_lock`, released by unlock() or at the end of the scope, whichever comes
+/// first: `std::unique_lock` without what the channel never uses (deferred or adopted locking,
+/// an unlock that throws when nothing is held), small enough that taking and releasing the lock
+/// inline into every operation. Not thread-safe: one owner, one scope.
+class lock_section {
+  public:
+    COCHAN_DETAIL_INLINE explicit lock_section(channel_lock& m) noexcept : m_(&m) { m.lock(); }
+    lock_section(const lock_section&) = delete;
+    lock_section& operator=(const lock_section&) = delete;
+    COCHAN_DETAIL_INLINE ~lock_section() {
+        if (m_ != nullptr) m_->unlock();
+    }
+
+    /// Releases the lock early (at most once).
+    COCHAN_DETAIL_INLINE void unlock() noexcept {
+        m_->unlock();
+        m_ = nullptr;
+    }
+
+  private:
+    channel_lock* m_; // held while not null
 };
 
 } // namespace cochan::detail

@@ -141,7 +141,9 @@ class completion_batch {
         }
     }
 
-    ~completion_batch() { notify_all(); }
+    ~completion_batch() {
+        if (head_ != nullptr) notify_all(); // inline: most operations complete nobody
+    }
 
   private:
     /// The rare batch of several (a disconnection, a give-back that also admits a sender),
