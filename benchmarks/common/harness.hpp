@@ -180,14 +180,19 @@ using event_loop = cochan_test::single_thread_scheduler;
 /// The `mt` runtime: a cochan_test::thread_pool of W worker threads built with these options,
 /// `thread_pool pool(workers, mt_pool_options)`. It resumes posted coroutine handles in FIFO
 /// order from one locked queue (`executor()` for `.resume_on(...)`: cheap to copy, callable from
-/// any thread). An idle worker first spins for a while (20,000 pause instructions: about 0.4 ms
-/// on this machine's AMD EPYC) watching for work, then sleeps on a condition variable; `post`
-/// wakes a sleeper only when no worker is spinning. Without the spin, a woken coroutine is
-/// nearly always picked up by the posting worker itself before a sleeping one has woken, and
-/// the consumers do not run in parallel. Each job is resumed inside a cochan::resumption_scope,
+/// any thread). An idle worker first spins for a while watching for work (64 pause
+/// instructions, then up to 936 `std::this_thread::yield()`s: about 0.5 ms on this machine when
+/// nothing else runs), then sleeps on a condition variable; `post` wakes a sleeper only when no
+/// worker is spinning. Without the spin, a woken coroutine is nearly always picked up by the
+/// posting worker itself before a sleeping one has woken, and the consumers do not run in parallel.
+/// The spin yields so that a spinning worker gives its core to any other runnable thread, the
+/// benchmark thread woken at the end of a sample above all: with 20,000 pauses instead, two
+/// spinning workers held both cores and a sample's end waited for one of them to finish its
+/// spin (an empty sample took 0.55 ms, now 0.03; benchmarks/README, "The benchmark pool's spin
+/// yields"). Each job is resumed inside a cochan::resumption_scope,
 /// as cochan's guide recommends for executors. Thread-safe. The destructor finishes queued work,
 /// then joins.
-inline constexpr cochan_test::pool_options mt_pool_options{.spin_rounds = 20000,
+inline constexpr cochan_test::pool_options mt_pool_options{.spin_rounds = 1000,
                                                            .resumption_scope = true};
 
 // ---- OS threads -------------------------------------------------------------------------------

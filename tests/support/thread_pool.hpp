@@ -26,11 +26,12 @@ namespace cochan_test {
 // How an idle worker waits for work.
 // - spin_rounds == 0 (the tests' default): it sleeps on the condition variable at once, and a
 //   post() wakes a sleeper whenever there is one.
-// - spin_rounds > 0: it first spins, watching the queue without the lock for that many pause
-//   instructions, then sleeps; post() wakes a sleeper only when no worker is spinning, since a
-//   spinner will take the job. Work therefore waits for a busy spinner rather than waking a
-//   sleeper: never post a job that blocks a pool thread until another job runs. The
-//   benchmarks' `mt` rows use it (benchmarks/common/harness.hpp says why).
+// - spin_rounds > 0: it first spins, watching the queue without the lock for that many rounds
+//   (the first 64 a pause instruction each, the rest a std::this_thread::yield(), so that a
+//   spinner leaves its core to any other thread that can run), then sleeps; post() wakes a sleeper
+//   only when no worker is spinning, since a spinner will take the job. Work therefore waits for a
+//   busy spinner rather than waking a sleeper: never post a job that blocks a pool thread until
+//   another job runs. The benchmarks' `mt` rows use it (benchmarks/common/harness.hpp says why).
 // - resumption_scope: each job is resumed inside a cochan::resumption_scope, so coroutines it
 //   wakes with cochan's default resumption run on this worker once it suspends or returns (the
 //   benchmarks' `mt` rows; cochan's guide recommends it for executors).
@@ -150,7 +151,7 @@ class thread_pool {
                 lock.unlock();
                 const int rounds = spin_rounds_;
                 for (int i = 0; i < rounds && queued_.load(std::memory_order_relaxed) == 0; ++i)
-                    cochan::detail::cpu_relax();
+                    cochan::detail::spin_backoff(i, spin_pauses);
                 lock.lock();
                 spinning_.fetch_sub(1, std::memory_order_relaxed);
                 if (!queue_.empty() || stopping_) continue;
@@ -172,6 +173,7 @@ class thread_pool {
         }
     }
 
+    static constexpr int spin_pauses = 64; // then yields: see pool_options
     const int spin_rounds_;
     const bool scoped_;
     std::mutex mutex_;
