@@ -141,11 +141,14 @@ class completion {
     void reset(unsigned tasks) noexcept { left_.store(tasks, std::memory_order_relaxed); }
 
     /// The task's last action. release: publishes its tally to the waiter's acquire.
+    /// The count drops under the mutex: a waiter can then see zero only once the last finish()
+    /// has left the mutex, so it may destroy this object as soon as wait() returns. (It dropped
+    /// before the mutex was taken until the round after c91f463: a waiter that saw zero early
+    /// destroyed a `completion` on its stack while the last finish() was about to lock it, and
+    /// the Boost.Fiber `mt` rows, whose fiber-creation step waits on one, hung on a dead mutex.)
     void finish() {
-        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            std::lock_guard lock(mutex_); // so the notification cannot fall between check and wait
-            cv_.notify_all();
-        }
+        std::lock_guard lock(mutex_);
+        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) cv_.notify_all();
     }
 
     bool done() const noexcept { return left_.load(std::memory_order_acquire) == 0; }
