@@ -73,7 +73,7 @@ stage_tidy() {
         -DCOCHAN_FUZZ=ON -DCOCHAN_BOOST_ASIO_TESTS=OFF -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON \
         >/dev/null
     run-clang-tidy-14 -p "$dir" -j2 -quiet \
-        "^$PWD/(tests/(cochan|asio|explore|fuzz|death)|examples|benchmarks|$dir/tests/headers)/"
+        "^$PWD/(tests/(cochan|asio|explore|fuzz|death|lock)|examples|benchmarks|$dir/tests/headers)/"
     summary+=("tidy: passed in $((SECONDS - start))s")
 }
 # The Asio tests are built against both flavours, standalone Asio and Boost.Asio, in the asan

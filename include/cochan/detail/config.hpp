@@ -43,6 +43,13 @@ namespace cochan::detail {
 #define COCHAN_DETAIL_INTERLEAVE(point) ((void)0)
 #endif
 
+/// The gap in `channel_lock::unlock()` between reading the lock's state and releasing it, where
+/// a waiter's mark goes unseen (detail/lock.hpp). Nothing by default; the lock's own test
+/// (tests/lock) defines it to make a waiter fall asleep there.
+#ifndef COCHAN_DETAIL_LOCK_GAP
+#define COCHAN_DETAIL_LOCK_GAP() ((void)0)
+#endif
+
 /// On the few small functions of every operation's path (the lock, the "anything to do?"
 /// checks in front of the rare slow paths), where g++ at -O2/-O3 otherwise keeps an out-of-line
 /// call. A hint only: nothing depends on it.
