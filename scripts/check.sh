@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Every check CI runs, each stage in its own build dir under build/check/.
-# Usage: scripts/check.sh [format|links|tidy|release|asan|tsan|clang|ubsan]   (no argument: all, in
+# Usage: scripts/check.sh [format|links|model|tidy|release|asan|tsan|clang|ubsan]   (no argument: all, in
 # that order). Between them the stages build the whole suite with g++ and with clang++, each in
 # C++20 and in C++23.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only=${1:-all}
 case $only in
-    all|format|links|tidy|release|asan|tsan|clang|ubsan) ;;
-    *) echo "usage: $0 [format|links|tidy|release|asan|tsan|clang|ubsan]" >&2; exit 2 ;;
+    all|format|links|model|tidy|release|asan|tsan|clang|ubsan) ;;
+    *) echo "usage: $0 [format|links|model|tidy|release|asan|tsan|clang|ubsan]" >&2; exit 2 ;;
 esac
 export DEBIAN_FRONTEND=noninteractive
 
@@ -41,23 +41,26 @@ finish() {
 }
 trap finish EXIT
 
-# Every tracked C++ source must be as clang-format 14 writes it (.clang-format).
-stage_format() {
-    local start=$SECONDS
-    current=format
-    echo "=== format: clang-format --dry-run -Werror"
-    git ls-files '*.hpp' '*.cpp' ':!tests/cmake/' | xargs clang-format --dry-run -Werror
-    summary+=("format: passed in $((SECONDS - start))s")
+# check <name> <command...>: a stage that builds nothing, timed like the others.
+check() {
+    local name=$1 start=$SECONDS; shift
+    current=$name
+    echo "=== $name: $*"
+    "$@"
+    summary+=("$name: passed in $((SECONDS - start))s")
 }
+# Every tracked C++ source must be as clang-format 14 writes it (.clang-format).
+format_sources() {
+    git ls-files '*.hpp' '*.cpp' ':!tests/cmake/' | xargs clang-format --dry-run -Werror
+}
+stage_format() { check format format_sources; }
 # Every relative link in the Markdown files resolves, anchors included, and none leaves the
 # repository (scripts/check-links.py).
-stage_links() {
-    local start=$SECONDS
-    current=links
-    echo "=== links: scripts/check-links.py"
-    python3 scripts/check-links.py
-    summary+=("links: passed in $((SECONDS - start))s")
-}
+stage_links() { check links python3 scripts/check-links.py; }
+# The channel lock's model (tests/model/channel_lock.pml) through Spin: mutual exclusion in
+# every interleaving with a late release store, and the bounded sleep its lost wake-up needs
+# (scripts/check-model.sh).
+stage_model() { check model bash scripts/check-model.sh; }
 # clang-tidy 14 with .clang-tidy (and tests/.clang-tidy, examples/.clang-tidy) over every
 # translation unit of ours: tests, examples, benchmarks and the one-header checks. It needs only
 # a configured clang build (compile_commands.json), nothing built. The tests/asio sources are
@@ -120,7 +123,7 @@ stage_ubsan() {
 }
 
 if [[ $only == all ]]; then
-    stage_format; stage_links; stage_tidy; stage_release; stage_asan; stage_tsan; stage_clang; stage_ubsan
+    stage_format; stage_links; stage_model; stage_tidy; stage_release; stage_asan; stage_tsan; stage_clang; stage_ubsan
 else
     "stage_$only"
 fi

@@ -12,11 +12,11 @@ export DEBIAN_FRONTEND=noninteractive
 # runtimes), clang 16 (the UBSan stage: clang 14's -fsanitize=function cannot compile
 # coroutines), clang-format and clang-tidy 14, python3 (the link check, the benchmark report).
 # Test dependencies: Catch2 2, standalone Asio, Boost 1.81 (Boost.Asio, header-only).
-# Benchmark peers: Google Benchmark, Boost.Fiber 1.81, moodycamel.
+# Benchmark peers: Google Benchmark, Boost.Fiber 1.81, moodycamel. The lock's model: Spin.
 packages=(build-essential cmake ninja-build git python3
           clang libclang-rt-14-dev clang-16 libclang-rt-16-dev clang-format clang-tidy
           catch2 libasio-dev libboost1.81-dev libbenchmark-dev libboost-fiber1.81-dev
-          libconcurrentqueue-dev)
+          libconcurrentqueue-dev spin)
 # The benchmarks' Rust and Go peers, built offline: Debian's cargo/rustc and the crates they use
 # from Debian's registry (/usr/share/cargo/registry), and Debian's Go (standard library only).
 bench_peer_packages=(cargo librust-tokio-dev librust-async-channel-dev librust-flume-dev
