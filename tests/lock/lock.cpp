@@ -4,6 +4,7 @@
 // Its own executable: it defines COCHAN_DETAIL_LOCK_GAP, a hook inside channel_lock::unlock(),
 // for every cochan header it includes (the other test executables keep the default no-op).
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -84,11 +85,21 @@ bool asleep_on_futex(long tid) {
 
 std::atomic<long> waiter_tid{0};
 std::atomic<int> gaps{0};
+channel_lock* gap_lock = nullptr; // the lock the test releases
+std::thread waiter;               // started inside the gap
+std::atomic<bool> acquired{false};
 
-/// The first release's gap: let the waiter mark the lock and fall asleep on it, then return,
-/// so the release stores 0 without having seen the mark (no wake-up is sent).
-void hold_gap_until_waiter_sleeps() {
+/// The first release's gap, entered after it read "1, nobody sleeping": only now does the
+/// waiter start, so its mark cannot come before that read. It marks the lock and falls asleep
+/// on it; then this returns and the release stores 0 without a wake-up.
+void start_waiter_in_gap() {
     if (gaps.fetch_add(1) != 0) return;
+    waiter = std::thread([] {
+        waiter_tid.store(static_cast<long>(::syscall(SYS_gettid)));
+        gap_lock->lock();
+        acquired.store(true);
+        gap_lock->unlock();
+    });
     long tid = 0;
     while ((tid = waiter_tid.load()) == 0) std::this_thread::yield();
     while (!asleep_on_futex(tid)) std::this_thread::yield();
@@ -103,18 +114,13 @@ TEST_CASE("channel_lock: a waiter asleep before an unmarked release still takes 
     // looks again and takes the lock. A lock whose sleep were unbounded would leave it asleep
     // for good: the watchdog below then fails the test (a hang detector, not a timing check).
     channel_lock lock;
+    gap_lock = &lock;
     lock.lock();
-    lock_test::gap_hook = hold_gap_until_waiter_sleeps;
-    std::atomic<bool> acquired{false};
-    std::thread waiter([&] {
-        waiter_tid.store(static_cast<long>(::syscall(SYS_gettid)));
-        lock.lock();
-        acquired.store(true);
-        lock.unlock();
-    });
-    lock.unlock(); // the gap hook runs inside
+    lock_test::gap_hook = start_waiter_in_gap;
+    lock.unlock(); // the gap hook runs inside, and starts the waiter
     lock_test::gap_hook = nullptr;
-    std::thread watchdog([&] {
+    REQUIRE(gaps.load() == 1);
+    std::thread watchdog([] {
         for (int i = 0; i < 30'000 && !acquired.load(); ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
@@ -126,7 +132,6 @@ TEST_CASE("channel_lock: a waiter asleep before an unmarked release still takes 
     });
     waiter.join();
     watchdog.join();
-    CHECK(gaps.load() >= 1);
     CHECK(acquired.load());
 }
 #endif
