@@ -14,8 +14,10 @@
 
    Checked:
    - mutual exclusion (`assert(inside == 1)`);
-   - no thread sleeps for ever: with bounded sleeps (TIMEOUT defined, as in the code) every
-     thread finishes its rounds in every interleaving, so Spin finds no invalid end state;
+   - no thread is stranded asleep: with bounded sleeps (TIMEOUT defined, as in the code) no
+     interleaving ends with a thread blocked, so Spin finds no invalid end state (starvation,
+     which the lock does not rule out, is not checked: Spin's safety search sees deadlocks,
+     not threads that lose every race);
    - the lost wake-up exists: without TIMEOUT (a futex sleep with no limit) Spin must find an
      invalid end state (a thread asleep with the lock free), which scripts/check-model.sh
      requires, so the model is known to see what it claims to check;

@@ -48,7 +48,7 @@ inline void spin_backoff(int spins, int pauses) noexcept {
 ///   1 locked, nobody sleeping
 ///   2 locked, a thread may be sleeping on it (unlock must wake one)
 /// lock():   0 -> 1 by CAS (acquire); after spinning, `exchange(2)` (acquire) until it returns 0,
-///           sleeping on the value 2 in between, for at most `sleep_limit` each time.
+///           sleeping on the value 2 in between, for at most `sleep_limit_ns` each time.
 /// unlock(): reads `state_` (relaxed; only the holder and the sleepers' `exchange(2)` write it
 ///           while it is held). 1: stores 0 (release; synchronises with the acquire of the next
 ///           lock()). 2: `exchange(0)` (release), then wakes one sleeper.
@@ -58,7 +58,7 @@ inline void spin_backoff(int spins, int pauses) noexcept {
 /// store per uncontended section on the development machine), and every value crosses two
 /// sections. The price is one rare lost wake-up: a thread that marks 2 between the holder's read
 /// and its store, and is asleep before the store lands (the holder was interrupted between the
-/// two instructions), is not woken by this unlock. Its sleep ends by itself after `sleep_limit`;
+/// two instructions), is not woken by this unlock. Its sleep ends by itself after `sleep_limit_ns`;
 /// it then takes the lock as usual. Mutual exclusion never depends on the wake-up: only the CAS
 /// and the `exchange(2)` that read 0 take the lock.
 ///
