@@ -33,6 +33,17 @@
 #include <asio/post.hpp>
 #include <asio/query.hpp>
 #include <asio/system_executor.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+// as_tuple(use_awaitable) completes inline too: as_tuple is in the library itself from Asio
+// 1.24 (Boost 1.80), in `experimental` before.
+#if __has_include(<asio/as_tuple.hpp>)
+#include <asio/as_tuple.hpp>
+#define COCHAN_ASIO_AS_TUPLE ::asio::as_tuple_t
+#elif __has_include(<asio/experimental/as_tuple.hpp>)
+#include <asio/experimental/as_tuple.hpp>
+#define COCHAN_ASIO_AS_TUPLE ::asio::experimental::as_tuple_t
+#endif
 
 #include <system_error>
 
@@ -43,7 +54,15 @@ using error_code = std::error_code;
 } // namespace cochan::asio
 
 #define COCHAN_ASIO_ADAPTER asio
+// `use_awaitable` operations complete inline when they can (where Asio has coroutines).
+#if defined(ASIO_HAS_CO_AWAIT)
+#define COCHAN_ASIO_AWAITABLE 1
+#else
+#define COCHAN_ASIO_AWAITABLE 0
+#endif
 #define COCHAN_ASIO_LIBRARY ::asio
 #include <cochan/detail/asio_adapter.hpp> // IWYU pragma: export
+#undef COCHAN_ASIO_AWAITABLE
+#undef COCHAN_ASIO_AS_TUPLE
 #undef COCHAN_ASIO_ADAPTER
 #undef COCHAN_ASIO_LIBRARY

@@ -30,6 +30,17 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/query.hpp>
 #include <boost/asio/system_executor.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+// as_tuple(use_awaitable) completes inline too: as_tuple is in the library itself from Asio
+// 1.24 (Boost 1.80), in `experimental` before.
+#if __has_include(<boost/asio/as_tuple.hpp>)
+#include <boost/asio/as_tuple.hpp>
+#define COCHAN_ASIO_AS_TUPLE ::boost::asio::as_tuple_t
+#elif __has_include(<boost/asio/experimental/as_tuple.hpp>)
+#include <boost/asio/experimental/as_tuple.hpp>
+#define COCHAN_ASIO_AS_TUPLE ::boost::asio::experimental::as_tuple_t
+#endif
 #include <boost/system/error_code.hpp>
 #include <boost/system/is_error_code_enum.hpp>
 #include <boost/version.hpp>
@@ -53,7 +64,15 @@ using error_code = boost::system::error_code;
 } // namespace cochan::boost_asio
 
 #define COCHAN_ASIO_ADAPTER boost_asio
+// `use_awaitable` operations complete inline when they can (where Asio has coroutines).
+#if defined(BOOST_ASIO_HAS_CO_AWAIT)
+#define COCHAN_ASIO_AWAITABLE 1
+#else
+#define COCHAN_ASIO_AWAITABLE 0
+#endif
 #define COCHAN_ASIO_LIBRARY ::boost::asio
 #include <cochan/detail/asio_adapter.hpp> // IWYU pragma: export
+#undef COCHAN_ASIO_AWAITABLE
+#undef COCHAN_ASIO_AS_TUPLE
 #undef COCHAN_ASIO_ADAPTER
 #undef COCHAN_ASIO_LIBRARY

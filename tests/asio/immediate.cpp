@@ -16,10 +16,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -301,6 +303,7 @@ TEST_CASE("asio fast path: an io_context destroyed with an immediate completion 
         auto closed = cochan::mpmc::bounded<counted>(1);
         closed.first.close();
         int started = 0, resumed = 0;
+        asio::cancellation_signal s1, s2; // outlive the io_context, which destroys their handlers
         {
             asio::io_context io;
             auto receiver =
@@ -318,8 +321,12 @@ TEST_CASE("asio fast path: an io_context destroyed with an immediate completion 
                                                 cochan_test::as_tuple(asio::use_awaitable));
                 ++resumed;
             };
-            asio::co_spawn(io, receiver(rx), asio::detached);
-            asio::co_spawn(io, sender(closed.first, 20), asio::detached); // refused at once
+            // Cancellable coroutines (a slot connected, never signalled): their operations take
+            // the posted path instead of completing inline (see the inline tests below).
+            asio::co_spawn(io, receiver(rx),
+                           asio::bind_cancellation_slot(s1.slot(), asio::detached));
+            asio::co_spawn(io, sender(closed.first, 20), // refused at once
+                           asio::bind_cancellation_slot(s2.slot(), asio::detached));
             // Run the coroutines into their immediate operations, one handler at a time; once
             // both started, their completions are queued behind them.
             while (started < 2) REQUIRE(io.poll_one() == 1);
@@ -388,4 +395,190 @@ TEST_CASE("asio fast path: an immediate receive started while its io_context is 
         }
     }
     CHECK(counted::live() == 0);
+}
+
+// ---- use_awaitable: inline completions -----------------------------------------------------
+//
+// With `use_awaitable`, an operation that can complete at once resumes its coroutine without a
+// scheduler turn, if no cancellation can reach that coroutine, and at most
+// `inline_budget::limit` times in a row on a thread (detail/asio_adapter.hpp). A handler posted
+// just before an operation runs only at a scheduler turn: whether it ran by the time the
+// co_await returns tells which path the operation took.
+
+namespace {
+
+using inline_budget = adapter::detail::inline_budget;
+
+/// Whether a scheduler turn came between `arm()` and `turned()`.
+struct turn_probe {
+    asio::io_context& io;
+    std::shared_ptr<bool> ran = std::make_shared<bool>(false);
+    void arm() {
+        ran = std::make_shared<bool>(false);
+        asio::post(io, [ran = ran] { *ran = true; });
+    }
+    bool turned() const { return *ran; }
+};
+
+/// One of each operation that completes at once (a value buffered, a permit free), with each
+/// completion convention and both awaitable tokens, each preceded by `probe.arm()`; appends
+/// `probe.turned()` after each.
+asio::awaitable<void> one_of_each(turn_probe& probe, std::vector<bool>& turned) {
+    // Every value is taken, so the queues end empty with their endpoints alive until the end.
+    auto [btx, brx] = cochan::spmc::bounded<int>(4);
+    auto [utx, urx] = cochan::mpmc::unbounded<int>();
+    REQUIRE(btx.try_send(1));
+    REQUIRE(utx.send(2));
+    probe.arm();
+    auto r = co_await async_recv(brx, asio::use_awaitable);
+    turned.push_back(probe.turned());
+    REQUIRE(r);
+    CHECK(*r == 1);
+    probe.arm();
+    int v = co_await async_recv_ec(urx, asio::use_awaitable);
+    turned.push_back(probe.turned());
+    CHECK(v == 2);
+    probe.arm();
+    auto s = co_await async_send(btx, 3, asio::use_awaitable);
+    turned.push_back(probe.turned());
+    CHECK(s.has_value());
+    probe.arm();
+    auto unsent = co_await async_send_ec(utx, 4, asio::use_awaitable);
+    turned.push_back(probe.turned());
+    CHECK_FALSE(unsent);
+    // as_tuple(use_awaitable), Asio's usual form for error codes, completes inline too.
+    constexpr auto as_tuple = cochan_test::as_tuple(asio::use_awaitable);
+    probe.arm();
+    auto [sent_ec, back] = co_await async_send_ec(btx, 5, as_tuple);
+    turned.push_back(probe.turned());
+    CHECK_FALSE(sent_ec);
+    CHECK_FALSE(back);
+    probe.arm();
+    auto [ec, w] = co_await async_recv_ec(brx, as_tuple);
+    turned.push_back(probe.turned());
+    CHECK_FALSE(ec);
+    CHECK(w == 3); // sent, in order
+    CHECK(*brx.try_recv() == 5);
+    CHECK(*urx.try_recv() == 4);
+}
+
+} // namespace
+
+TEST_CASE("asio inline: use_awaitable resumes at once when the operation completes at once and "
+          "no cancellation can reach the coroutine",
+          "[asio][inline]") {
+    asio::io_context io;
+    turn_probe probe{io};
+    std::vector<bool> turned;
+    inline_budget::reset(); // the budget is per thread: earlier tests on it may have spent some
+    asio::co_spawn(io, one_of_each(probe, turned), asio::detached);
+    io.run();
+    CHECK(turned == std::vector<bool>(6, false));
+}
+
+TEST_CASE("asio inline: a coroutine that can be cancelled takes the posted path",
+          "[asio][inline]") {
+    asio::io_context io;
+    turn_probe probe{io};
+    std::vector<bool> turned;
+    inline_budget::reset();
+    asio::cancellation_signal signal; // never emitted: connected is what counts
+    asio::co_spawn(io, one_of_each(probe, turned),
+                   asio::bind_cancellation_slot(signal.slot(), asio::detached));
+    io.run();
+    // Each completion was posted, so a cancellation before it ran could still hand a received
+    // value back (the || tests above and below).
+    CHECK(turned == std::vector<bool>(6, true));
+}
+
+TEST_CASE("asio inline: at most inline_budget::limit inline completions in a row on a thread",
+          "[asio][inline]") {
+    constexpr int rounds = 4;
+    constexpr int n = rounds * static_cast<int>(inline_budget::limit + 1);
+    asio::io_context io;
+    std::vector<int> ran_at; // the operations done when another handler ran
+    int done = 0;
+    bool finished = false;
+    // Another handler of the same io_context, always ready to run again.
+    std::function<void()> other = [&] {
+        ran_at.push_back(done);
+        if (!finished) asio::post(io, other);
+    };
+    auto run = [&](auto body) {
+        ran_at.clear();
+        done = 0;
+        finished = false;
+        inline_budget::reset();
+        asio::post(io, other);
+        asio::co_spawn(io, body(), asio::detached);
+        io.run();
+        io.restart();
+        REQUIRE(done == n);
+        // Without the budget the other handler would run once before and once after the loop.
+        REQUIRE(ran_at.size() >= static_cast<std::size_t>(rounds));
+        for (std::size_t i = 1; i < ran_at.size(); ++i) {
+            CHECK(ran_at[i] - ran_at[i - 1] <= static_cast<int>(inline_budget::limit) + 1);
+        }
+    };
+    SECTION("receives from a channel that always has a value") {
+        auto [tx, rx] = cochan::spmc::unbounded<int>();
+        for (int i = 0; i < n; ++i) REQUIRE(tx.send(i));
+        run([&, rx = rx]() -> asio::awaitable<void> {
+            for (int i = 0; i < n; ++i) {
+                auto r = co_await async_recv(rx, asio::use_awaitable);
+                REQUIRE(r);
+                CHECK(*r == i);
+                ++done;
+            }
+            finished = true;
+        });
+    }
+    SECTION("sends into an unbounded channel") {
+        auto [tx, rx] = cochan::spmc::unbounded<int>();
+        run([&, &tx = tx]() -> asio::awaitable<void> {
+            for (int i = 0; i < n; ++i) {
+                auto s = co_await async_send(tx, i, asio::use_awaitable);
+                REQUIRE(s);
+                ++done;
+            }
+            finished = true;
+        });
+        for (int i = 0; i < n; ++i) CHECK(*rx.try_recv() == i);
+    }
+}
+
+TEST_CASE("asio inline: || over two receives that both have values takes exactly one",
+          "[asio][inline]") {
+    using namespace asio::experimental::awaitable_operators;
+    constexpr int n = 200;
+    asio::io_context io;
+    auto [tx1, rx1] = cochan::spmc::unbounded<int>();
+    auto [tx2, rx2] = cochan::spmc::unbounded<int>();
+    for (int i = 0; i < n; ++i) {
+        REQUIRE(tx1.send(i));
+        REQUIRE(tx2.send(n + i));
+    }
+    tx1.close();
+    tx2.close();
+    std::vector<int> received;
+    auto consumer = [&, rx1 = rx1, rx2 = rx2]() -> asio::awaitable<void> {
+        // Both branches find a value at once. Each branch is a coroutine the || can cancel, so
+        // each completion is posted and the loser's value goes back; completed inline, both
+        // branches would take a value and || would drop one.
+        for (;;) {
+            auto result = co_await (async_recv(rx1, asio::use_awaitable) ||
+                                    async_recv(rx2, asio::use_awaitable));
+            auto r = result.index() == 0 ? std::get<0>(result) : std::get<1>(result);
+            if (!r) co_return; // the branch that won found its channel ended
+            received.push_back(*r);
+        }
+    };
+    asio::co_spawn(io, consumer(), asio::detached);
+    io.run();
+    // Whatever is left is still in the channels: nothing was lost, nothing taken twice.
+    while (auto r = rx1.try_recv()) received.push_back(*r);
+    while (auto r = rx2.try_recv()) received.push_back(*r);
+    std::sort(received.begin(), received.end());
+    REQUIRE(received.size() == static_cast<std::size_t>(2 * n));
+    for (int i = 0; i < 2 * n; ++i) CHECK(received[static_cast<std::size_t>(i)] == i);
 }

@@ -5,12 +5,14 @@
 //
 //   COCHAN_ASIO_ADAPTER   the adapter's namespace under cochan: `asio` or `boost_asio`
 //   COCHAN_ASIO_LIBRARY   the Asio namespace: `::asio` or `::boost::asio`
+//   COCHAN_ASIO_AWAITABLE 1 if that library has coroutines (`use_awaitable`), else 0
 //
 // and with `cochan::COCHAN_ASIO_ADAPTER::error_code` declared (`std::error_code` or
 // `boost::system::error_code`). So both adapters compile alone and together in one
 // translation unit, and a fix here reaches both. Inside, the Asio namespace is spelled
 // `net::` (a namespace alias in the adapter's detail namespace).
-#if !defined(COCHAN_ASIO_ADAPTER) || !defined(COCHAN_ASIO_LIBRARY)
+#if !defined(COCHAN_ASIO_ADAPTER) || !defined(COCHAN_ASIO_LIBRARY) ||                              \
+    !defined(COCHAN_ASIO_AWAITABLE)
 #error "include <cochan/asio.hpp> or <cochan/boost_asio.hpp>, not cochan/detail/asio_adapter.hpp"
 #endif
 
@@ -156,7 +158,7 @@ void invoke_handler(Handler&& h, send_result<T>&& r) {
 //         registry reference; nothing of the context). Exactly one of the two frees it.
 //   3. Wait until no post is in flight, so the scheduler shuts down (and destroys the
 //      posted completions) only after every thread that passed step 1's check is out of
-//      asio::post.
+//      asio::defer.
 // Race (1), an operation completed by T whose `notify_` has not posted yet when S starts: T's
 // post_completion checks the registry under its mutex. If it got there first, the operation
 // is delisted and S waits for the post (step 3); otherwise S owns the context-bound parts
@@ -362,7 +364,7 @@ template <class Executor> op_registry* registry_for(const Executor& ex) {
 /// The function object posted to the handler's executor. It owns the operation: invoked, it
 /// completes it; destroyed without being invoked (the executor's context was destroyed with it
 /// queued), it abandons it. Move-only; a moved-from one owns nothing. It carries the handler's
-/// associated allocator, which `asio::post` uses for the executor's operation.
+/// associated allocator, which `asio::defer` uses for the executor's operation.
 template <class Op> class completion {
   public:
     using allocator_type = typename Op::handler_allocator;
@@ -613,9 +615,19 @@ template <class Derived, class Held, class Handler> class op_base : public track
     /// Posts the completion to the handler's executor, with the handler's allocator. If the
     /// post cannot allocate, the completion cannot be delivered: std::terminate (clang-tidy
     /// sees the bad_alloc path through Boost.Asio's any_io_executor).
+    ///
+    /// By `defer`, Asio's post with the continuation hint, as resume_on's poster does: the
+    /// operation was completed by a send or receive, and the handler that made it is the one
+    /// whose work this continues. On a thread running the handler's `io_context`, the
+    /// completion goes to that thread's private queue (no lock, no wake-up of another thread)
+    /// and runs when the current handler returns (a coroutine: when it suspends), unless
+    /// another thread has taken it from the shared queue by then; from any other thread it is
+    /// queued as by `post`. With `post`, every wake-up locked the scheduler's mutex and woke
+    /// an idle thread, which then contended for the channel: 2-8x slower on the worker-thread
+    /// rows of benchmarks/README.md.
     static void post_to_executor(Derived* op) noexcept { // NOLINT(bugprone-exception-escape)
         auto ex = op->work_->get_executor();
-        net::post(ex, completion<Derived>(op, net::get_associated_allocator(*op->handler_)));
+        net::defer(ex, completion<Derived>(op, net::get_associated_allocator(*op->handler_)));
     }
 
     struct canceller {
@@ -764,7 +776,7 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, queue_ref<Queue
 //              still in hand. Owner: the initiating thread; the function object is built on its
 //              stack and owns the handler, the value (or the send's outcome) and a counted
 //              queue reference.
-//   posted     the function object is moved into the executor's queue (by asio::post, inside
+//   posted     the function object is moved into the executor's queue (by asio::defer, inside
 //              the initiating call: the context is alive, so no registry is needed). If the
 //              post throws, the local function object abandons everything (below) and the
 //              exception leaves the initiating function; the handler was never invoked.
@@ -818,11 +830,12 @@ template <class Queue, class Handler> class immediate_base {
     ~immediate_base() = default;
 
     /// Posts `self` (the derived object, an rvalue built on the initiating thread's stack) to
-    /// the handler's executor.
+    /// the handler's executor, by `defer` as op_base::post_to_executor does (an immediate
+    /// completion continues the initiating handler, which returns or suspends next).
     template <class Self>
     requires(!std::is_lvalue_reference_v<Self>) static void post(Self&& self) {
         auto ex = net::get_associated_executor(self.handler_, net::system_executor());
-        net::post(ex, std::forward<Self>(self));
+        net::defer(ex, std::forward<Self>(self));
     }
 
     bool owns() const noexcept { return queue_.get() != nullptr; }
@@ -1026,6 +1039,148 @@ template <convention C> struct initiate_send {
     }
 };
 
+#if COCHAN_ASIO_AWAITABLE
+// ---- use_awaitable: completing inline ----------------------------------------------------------
+//
+// Every operation above completes through a post, never inside the initiating function, as
+// Asio's rules ask of an asynchronous operation: for a callback that is what keeps it from
+// running inside its caller. With `use_awaitable` there is no callback: the "handler" resumes
+// the awaiting coroutine, and the post only puts a scheduler turn between the channel step and
+// that resumption. So with the `use_awaitable` token, bare or in `as_tuple` (inline_token),
+// the functions below return an awaitable of the adapter's own (a coroutine of Asio's awaitable
+// type): it first does the channel step without waiting (try_recv / try_send) and, if that
+// succeeds, returns the outcome to the awaiting coroutine at once: no operation object, no handler,
+// no post. Otherwise (the step would wait, or fails: disconnected) it awaits the operation exactly
+// as any token does. Two conditions keep what users rely on:
+//
+//   Cancellation. The step is taken only if the awaiting coroutine cannot be cancelled: its
+//   cancellation state has no slot connected (co_spawn with `detached`, `use_future` or any
+//   handler without a cancellation slot). A cancellable coroutine (a branch of awaitable
+//   operators' `||`, of a parallel_group, or co_spawn bound to a slot) takes the posted path,
+//   where a cancellation that comes before the completion runs hands the value back: with two
+//   branches completing inline, both would take a value and `||` would drop the loser's.
+//
+//   Fairness. At most `inline_budget::limit` inline completions in a row on one thread: the
+//   next operation takes the posted path, whose scheduler turn lets the context's other
+//   handlers run. Without it a coroutine receiving from a channel that another thread keeps
+//   full (or sending into an unbounded one) would hold its io_context thread for as long as
+//   the values last. The count is per thread, shared by every coroutine the thread runs, and
+//   starts again at every operation that takes the posted path.
+
+/// The inline completions a thread has made since its last posted one (see above).
+struct inline_budget {
+    static constexpr unsigned limit = 64;
+
+    /// True if one more inline completion is allowed now (the caller then makes it or not).
+    static bool available() noexcept { return used() < limit; }
+    static void spend() noexcept { ++used(); }
+    /// An operation takes the posted path: a scheduler turn will come.
+    static void reset() noexcept { used() = 0; }
+
+  private:
+    static unsigned& used() noexcept {
+        thread_local unsigned n = 0;
+        return n;
+    }
+};
+
+/// The tokens whose operations may complete inline: `use_awaitable`, and `as_tuple` around it
+/// where the library has `as_tuple`. `complete(args...)` is what the awaitable returns for a
+/// completion with `args` (only ever a success: a clear code, or a result holding a value).
+template <class Token> struct inline_token : std::false_type {};
+template <class Executor> struct inline_token<net::use_awaitable_t<Executor>> : std::true_type {
+    // use_awaitable returns the one argument, or the one after the error code.
+    template <class A> static std::decay_t<A> complete(A&& a) { return std::forward<A>(a); }
+    template <class A> static std::decay_t<A> complete(error_code /*clear*/, A&& a) {
+        return std::forward<A>(a);
+    }
+};
+#ifdef COCHAN_ASIO_AS_TUPLE
+template <class Executor>
+struct inline_token<COCHAN_ASIO_AS_TUPLE<net::use_awaitable_t<Executor>>> : std::true_type {
+    // as_tuple packs every argument.
+    template <class... A> static std::tuple<std::decay_t<A>...> complete(A&&... a) {
+        return std::tuple<std::decay_t<A>...>(std::forward<A>(a)...);
+    }
+};
+#endif
+template <class Token> inline constexpr bool awaitable_token = inline_token<Token>::value;
+
+/// async_recv / async_recv_ec with an awaitable token (see above).
+template <convention C, class Signature, class Token, class Queue>
+typename net::async_result<Token, Signature>::return_type recv_awaitable(op_source<Queue> source,
+                                                                         Token token) {
+    using T = typename Queue::value_type;
+    if (inline_budget::available()) {
+        auto state = co_await net::this_coro::cancellation_state;
+        if (!state.slot().is_connected()) {
+            recv_result<T> r = source.queue->try_recv();
+            if (r) {
+                inline_budget::spend();
+                if constexpr (C == convention::result) {
+                    co_return inline_token<Token>::complete(std::move(r));
+                } else {
+                    co_return inline_token<Token>::complete(error_code(), std::move(*r));
+                }
+            }
+        }
+    }
+    inline_budget::reset();
+    co_return co_await net::async_initiate<Token, Signature>(initiate_recv<C>{}, token,
+                                                             std::move(source));
+}
+
+/// async_send / async_send_ec with an awaitable token (see above).
+template <convention C, class Signature, class Token, class Queue>
+typename net::async_result<Token, Signature>::return_type
+send_awaitable(op_source<Queue> source, typename Queue::value_type value, Token token) {
+    using T = typename Queue::value_type;
+    if (!source.closed && inline_budget::available()) {
+        auto state = co_await net::this_coro::cancellation_state;
+        if (!state.slot().is_connected() &&
+            source.queue->try_send(value) == Queue::send_status::ok) {
+            inline_budget::spend();
+            if constexpr (C == convention::result) {
+                co_return inline_token<Token>::complete(send_result<T>(std::in_place));
+            } else {
+                co_return inline_token<Token>::complete(error_code(), std::optional<T>());
+            }
+        }
+    }
+    inline_budget::reset();
+    co_return co_await net::async_initiate<Token, Signature>(initiate_send<C>{}, token,
+                                                             std::move(source), std::move(value));
+}
+#endif // COCHAN_ASIO_AWAITABLE
+
+/// Starts a receive with `token`: the inline-first awaitable for an awaitable token (above),
+/// Asio's async_initiate for any other.
+template <convention C, class Signature, class Token, class Queue>
+auto start_recv(Token&& token, op_source<Queue> source) {
+#if COCHAN_ASIO_AWAITABLE
+    if constexpr (awaitable_token<std::decay_t<Token>>) {
+        return recv_awaitable<C, Signature>(std::move(source), token);
+    } else
+#endif
+    {
+        return net::async_initiate<Token, Signature>(initiate_recv<C>{}, token, std::move(source));
+    }
+}
+
+/// Starts a send of `value` with `token`, as start_recv.
+template <convention C, class Signature, class Token, class Queue>
+auto start_send(Token&& token, op_source<Queue> source, typename Queue::value_type value) {
+#if COCHAN_ASIO_AWAITABLE
+    if constexpr (awaitable_token<std::decay_t<Token>>) {
+        return send_awaitable<C, Signature>(std::move(source), std::move(value), token);
+    } else
+#endif
+    {
+        return net::async_initiate<Token, Signature>(initiate_send<C>{}, token, std::move(source),
+                                                     std::move(value));
+    }
+}
+
 /// A select: one receive state per channel (detail/select_branches.hpp) joined to one claim
 /// (detail/select_claim.hpp), plus the Asio parts of op_base. Every branch defers its delivery,
 /// so the winner's value keeps its permit until complete() and a cancellation that comes after
@@ -1120,9 +1275,13 @@ template <convention C> struct initiate_select {
 
 /// Receives from `rx` as an Asio asynchronous operation. Completion signature
 /// `void(cochan::recv_result<T>)`. The handler is always invoked through its associated
-/// executor (`asio::system_executor` if it has none) by `asio::post`, never inside the
+/// executor (`asio::system_executor` if it has none) by `asio::defer` (a post marked as a
+/// continuation of the completing thread's work; see post_to_executor), never inside the
 /// initiating function or the channel's lock; while the operation waits it keeps work on that
-/// executor. Memory comes from the handler's associated allocator, also for the post.
+/// executor. Memory comes from the handler's associated allocator, also for the post. With the
+/// `use_awaitable` token (or `as_tuple(use_awaitable)`), a value found at once may instead
+/// continue the coroutine
+/// inline, when no cancellation can reach it (see "use_awaitable: completing inline").
 ///
 /// Cancellation (the handler's cancellation slot; terminal, partial and total alike): a
 /// waiting operation completes with `recv_errc::cancelled`. An operation already granted a
@@ -1143,16 +1302,19 @@ template <convention C> struct initiate_select {
 template <class Receiver, class CompletionToken>
 auto async_recv(const Receiver& rx, CompletionToken&& token) {
     using T = typename Receiver::value_type;
+    using signature = void(recv_result<T>);
     // The operation's source (a counted queue reference) is an initiation argument, so a lazy
-    // token that stores its arguments keeps the channel alive.
-    return detail::net::async_initiate<CompletionToken, void(recv_result<T>)>(
-        detail::initiate_recv<detail::convention::result>{}, token, make_op_source(rx));
+    // token that stores its arguments keeps the channel alive (an awaitable too: it is the
+    // coroutine's argument).
+    return detail::start_recv<detail::convention::result, signature>(
+        std::forward<CompletionToken>(token), make_op_source(rx));
 }
 
 /// Sends `value` through any sender as an Asio asynchronous operation, so generic Asio code
 /// works over both kinds: through a bounded sender it waits while the channel is full; through
 /// an unbounded one it never waits and completes at once (still through the handler's
-/// executor, never inside this call). Completion signature `void(cochan::send_result<T>)`; the
+/// executor, never inside this call; with `use_awaitable`, inline under the conditions
+/// `async_recv` gives). Completion signature `void(cochan::send_result<T>)`; the
 /// value comes back in the error on `disconnected` or `cancelled`. Executor, allocator, work and
 /// executor lifetime: as `async_recv` (a send abandoned at shutdown destroys its value).
 /// Cancellation: a waiting send completes with `send_errc::cancelled` and its value; a send already
@@ -1168,9 +1330,9 @@ requires requires(Sender& tx, typename Sender::value_type v) {
 }
 auto async_send(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {
     using T = typename Sender::value_type;
-    return detail::net::async_initiate<CompletionToken, void(send_result<T>)>(
-        detail::initiate_send<detail::convention::result>{}, token, make_op_source(tx),
-        std::move(value));
+    using signature = void(send_result<T>);
+    return detail::start_send<detail::convention::result, signature>(
+        std::forward<CompletionToken>(token), make_op_source(tx), std::move(value));
 }
 
 /// `async_recv` by Asio's convention: completion signature `void(error_code, T)`, where
@@ -1186,8 +1348,9 @@ template <class Receiver, class CompletionToken>
 requires std::default_initializable<typename Receiver::value_type>
 auto async_recv_ec(const Receiver& rx, CompletionToken&& token) {
     using T = typename Receiver::value_type;
-    return detail::net::async_initiate<CompletionToken, void(error_code, T)>(
-        detail::initiate_recv<detail::convention::error_code>{}, token, make_op_source(rx));
+    using signature = void(error_code, T);
+    return detail::start_recv<detail::convention::error_code, signature>(
+        std::forward<CompletionToken>(token), make_op_source(rx));
 }
 
 /// `async_send` by Asio's convention: completion signature
@@ -1205,9 +1368,9 @@ requires requires(Sender& tx, typename Sender::value_type v) {
 }
 auto async_send_ec(Sender& tx, typename Sender::value_type value, CompletionToken&& token) {
     using T = typename Sender::value_type;
-    return detail::net::async_initiate<CompletionToken, void(error_code, std::optional<T>)>(
-        detail::initiate_send<detail::convention::error_code>{}, token, make_op_source(tx),
-        std::move(value));
+    using signature = void(error_code, std::optional<T>);
+    return detail::start_send<detail::convention::error_code, signature>(
+        std::forward<CompletionToken>(token), make_op_source(tx), std::move(value));
 }
 
 /// `cochan::select` as an Asio asynchronous operation: the first value any of the receivers'
