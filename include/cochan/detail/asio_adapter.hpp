@@ -1280,8 +1280,8 @@ template <convention C> struct initiate_select {
 /// initiating function or the channel's lock; while the operation waits it keeps work on that
 /// executor. Memory comes from the handler's associated allocator, also for the post. With the
 /// `use_awaitable` token (or `as_tuple(use_awaitable)`), a value found at once may instead
-/// continue the coroutine
-/// inline, when no cancellation can reach it (see "use_awaitable: completing inline").
+/// continue the coroutine inline, when no cancellation can reach it (see "use_awaitable:
+/// completing inline").
 ///
 /// Cancellation (the handler's cancellation slot; terminal, partial and total alike): a
 /// waiting operation completes with `recv_errc::cancelled`. An operation already granted a
@@ -1314,8 +1314,8 @@ auto async_recv(const Receiver& rx, CompletionToken&& token) {
 /// works over both kinds: through a bounded sender it waits while the channel is full; through
 /// an unbounded one it never waits and completes at once (still through the handler's
 /// executor, never inside this call; with `use_awaitable`, inline under the conditions
-/// `async_recv` gives). Completion signature `void(cochan::send_result<T>)`; the
-/// value comes back in the error on `disconnected` or `cancelled`. Executor, allocator, work and
+/// `async_recv` gives). Completion signature `void(cochan::send_result<T>)`; the value comes
+/// back in the error on `disconnected` or `cancelled`. Executor, allocator, work and
 /// executor lifetime: as `async_recv` (a send abandoned at shutdown destroys its value).
 /// Cancellation: a waiting send completes with `send_errc::cancelled` and its value; a send already
 /// granted a slot completes normally (its value is in the channel and cannot be taken back). If
