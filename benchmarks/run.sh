@@ -42,9 +42,18 @@ done
 cxx=${CXX:-g++}
 build=build/bench # one build directory per compiler: CMake cannot switch one in place
 [[ $cxx != g++ ]] && build=build/bench-$(basename "$cxx")
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
+# A build directory configured first with another compiler path (say /usr/bin/c++ by hand):
+# CMake would wipe its cache and configure again without the -D options given here, building
+# the benchmarks unoptimized. Start such a directory afresh, and check the build type after.
+cache=$build/CMakeCache.txt
+if [[ -f $cache ]] && ! grep -qx "CMAKE_CXX_COMPILER:[A-Z]*=$(command -v "$cxx")" "$cache"; then
+    rm -rf "$cache" "$build/CMakeFiles"
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$(command -v "$cxx")" \
     -DCOCHAN_BUILD_BENCHMARKS=ON -DCOCHAN_BUILD_TESTS=OFF -DCOCHAN_BUILD_EXAMPLES=OFF \
     -DCOCHAN_INSTALL=OFF >/dev/null
+grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$cache" ||
+    { echo "run.sh: $build is not a Release build; remove it and run again" >&2; exit 1; }
 cmake --build "$build" -j2 --target ecosystem_bench micro_bench
 
 # The Rust and Go peers: one build for every compiler's run (they do not depend on it). A
