@@ -147,6 +147,14 @@ template <class V, class E> class [[nodiscard]] result {
                     E error) noexcept(std::is_nothrow_move_constructible_v<E>)
         : data_(std::in_place_index<1>, std::move(error)) {}
 
+    // Copy and move as the variant does. The destructor is user-provided on purpose (see
+    // result_destructor_note below); it does nothing.
+    result(result&&) = default;
+    result(const result&) = default;
+    result& operator=(result&&) = default;
+    result& operator=(const result&) = default;
+    constexpr ~result() {} // NOLINT(modernize-use-equals-default): see result_destructor_note
+
     bool has_value() const noexcept { return data_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
@@ -173,6 +181,15 @@ template <class V, class E> class [[nodiscard]] result {
     std::variant<V, E> data_;
 };
 
+// result_destructor_note: both `result` templates have a user-provided (empty) destructor, so
+// they are never trivially copyable and are returned in memory, constructed in place. With a
+// trivially copyable 16-byte result (`recv_result<std::uint64_t>`), g++ 12 built the result of
+// `auto r = co_await rx.recv()` on the stack in two stores (the value, then the variant's
+// index) and copied it into the coroutine frame with one 16-byte load, which the CPU cannot
+// forward from two smaller stores: a store-forwarding stall on every value received. A loop of
+// receives that complete at once took 18.3 ns per value with it and 11.5 ns without it (clang
+// 14: 12.4 ns either way). benchmarks/README.md, "The result's destructor".
+
 /// Success without a value, or an error.
 template <class E> class [[nodiscard]] result<void, E> {
   public:
@@ -186,6 +203,13 @@ template <class E> class [[nodiscard]] result<void, E> {
 
     /// Success.
     explicit result(std::in_place_t) noexcept {}
+
+    // As the primary template (result_destructor_note).
+    result(result&&) = default;
+    result(const result&) = default;
+    result& operator=(result&&) = default;
+    result& operator=(const result&) = default;
+    constexpr ~result() {} // NOLINT(modernize-use-equals-default): see result_destructor_note
     /// Holds an error.
     explicit result(std::in_place_index_t<1>,
                     E error) noexcept(std::is_nothrow_move_constructible_v<E>)

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -105,4 +106,16 @@ TEST_CASE("results are nodiscard-typed value types", "[result]") {
     STATIC_REQUIRE(std::is_nothrow_move_constructible_v<cochan::recv_result<int>>);
     STATIC_REQUIRE(std::is_copy_constructible_v<cochan::recv_result<int>>);
     STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<cochan::send_result<std::unique_ptr<int>>>);
+    STATIC_REQUIRE(std::is_move_constructible_v<cochan::recv_result<std::unique_ptr<int>>>);
+    STATIC_REQUIRE(std::is_move_assignable_v<cochan::send_result<std::unique_ptr<int>>>);
+}
+
+// A regression guard, not a contract users need: a trivially copyable 16-byte result is copied
+// into the coroutine frame by g++ through a store-forwarding stall on every co_await
+// (include/cochan/result.hpp, result_destructor_note). Dropping the user-provided destructor
+// fails here.
+TEST_CASE("results are never trivially copyable (g++ builds a co_await's result in place)",
+          "[result]") {
+    STATIC_REQUIRE_FALSE(std::is_trivially_copyable_v<cochan::recv_result<std::uint64_t>>);
+    STATIC_REQUIRE_FALSE(std::is_trivially_copyable_v<cochan::send_result<int>>);
 }
