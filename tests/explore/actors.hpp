@@ -529,7 +529,8 @@ class actor_table {
             break;
         case hook_point::release_grant:
         case hook_point::select_linked:
-        case hook_point::select_unlink: break;
+        case hook_point::select_unlink:
+        case hook_point::ready_after_hint: break;
         }
         return linker;
     }
@@ -677,7 +678,15 @@ template <class Op> struct tracked {
     actor_info* self;
     Op* op;
 
-    bool await_ready() { return op->await_ready(); }
+    /// A receive or send without a stop token that finds a value (a free cell) completes here,
+    /// in the operation's await_ready, without linking or suspending: the per-operation flags
+    /// that begin_linking() would have reset are reset here.
+    bool await_ready() {
+        if (!op->await_ready()) return false;
+        self->op_suspended = false;
+        self->stopped_before_link = false;
+        return true;
+    }
     bool await_suspend(std::coroutine_handle<> h) {
         actor_table* t = actors;
         actor_info* a = self;

@@ -35,6 +35,7 @@ enum class hook_point : unsigned char {
     send_before_link,  // send_op_state::start: likewise
     select_linked,     // select_awaitable::await_suspend: every branch linked, owner not suspended
     select_unlink,     // select_awaitable::await_resume: decided, about to unlink a losing branch
+    ready_after_hint,  // an awaitable's first step (await_ready): the hint read, lock not taken
 };
 
 /// What the interleaving points call: run_state::at_hook of the run in progress (run_state
@@ -64,6 +65,7 @@ inline const char* hook_name(hook_point p) noexcept {
     case hook_point::send_before_link: return "send_before_link";
     case hook_point::select_linked: return "select_linked";
     case hook_point::select_unlink: return "select_unlink";
+    case hook_point::ready_after_hint: return "ready_after_hint";
     }
     return "?";
 }
@@ -83,7 +85,9 @@ inline constexpr where_mask before_link = recv_before_link | send_before_link;
 inline constexpr where_mask select_linked = hook(hook_point::select_linked);
 inline constexpr where_mask select_unlink = hook(hook_point::select_unlink);
 inline constexpr where_mask select_points = select_linked | select_unlink;
-inline constexpr where_mask hooks = release_grant | trampoline_queued | before_link | select_points;
+inline constexpr where_mask ready_after_hint = hook(hook_point::ready_after_hint);
+inline constexpr where_mask hooks =
+    release_grant | trampoline_queued | before_link | select_points | ready_after_hint;
 } // namespace at
 
 /// Something the explorer may make happen once, while `enabled()`: a stop request, a harness

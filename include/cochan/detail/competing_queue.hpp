@@ -95,6 +95,8 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     using producers = Producers;
     static constexpr bool bounded = Storage::bounded;
     static constexpr bool multi_producer = Producers::multi;
+    /// An awaitable's first step may complete it in await_ready (value_hint, cell_hint).
+    static constexpr bool starts_in_await_ready = true;
 
     template <class... Args>
     explicit competing_queue(Args&&... storage_args)
@@ -338,13 +340,33 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// completes `disconnected` (the owner counts it, see select_claim::branch_ended).
     bool recv_or_wait(recv_waiter<T>& w) { return recv_step(w, true); }
 
-    /// The Asio adapter's immediate completion: if recv_or_wait() would complete `w` at once
-    /// (a value taken, as it takes one; or the channel ended), does so and returns true;
-    /// otherwise returns false and leaves `w` idle and unlinked, touching nothing (the caller
-    /// starts a waiting operation instead).
+    /// The first step of an awaitable without a stop token, and the Asio adapter's immediate
+    /// completion: if recv_or_wait() would complete `w` at once (a value taken, as it takes one;
+    /// or the channel ended), does so and returns true; otherwise returns false and leaves `w`
+    /// idle and unlinked, touching nothing (the caller starts a waiting operation instead).
     bool recv_at_once(recv_waiter<T>& w) {
         recv_step(w, false);
         return w.state_ == wait_state::done; // `w` is not linked: only the caller sees it
+    }
+
+    // ---- hints, read without the lock --------------------------------------------------------
+
+    /// Any thread, without the lock: a value seemed buffered a moment ago. An awaitable's first
+    /// step (await_ready) tries recv_at_once() only then, so a receive that will wait takes the
+    /// lock once, in its await_suspend. Possibly stale either way, and nothing else may rely on
+    /// it: a wrong `true` costs one lock section that finds nothing, a wrong `false` only the
+    /// coroutine's suspension bookkeeping (the receive then completes at once in await_suspend).
+    bool value_hint() const noexcept { return storage_.size_hint() != 0; }
+
+    /// Any thread, without the lock: a cell seemed free a moment ago (as value_hint(), for a
+    /// send's first step; permits held by grants are not counted, so it may say `true` when
+    /// none is free). A rendezvous channel has no cell: always false.
+    bool cell_hint() const noexcept {
+        if constexpr (bounded) {
+            return storage_.size_hint() < storage_.capacity();
+        } else {
+            return true;
+        }
     }
 
   private:

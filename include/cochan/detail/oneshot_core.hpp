@@ -69,6 +69,9 @@ template <class T> class oneshot_core : public counted_lifetime<oneshot_core<T>>
     /// No permits: `recv_op_state` never calls `release_permit()`, and a value given back
     /// always finds its slot free.
     static constexpr bool bounded = false;
+    /// A receive always starts in await_suspend (recv_op_state::start_at_once): one value per
+    /// channel, so a first step in await_ready would save nothing worth a second code path.
+    static constexpr bool starts_in_await_ready = false;
 
     enum class send_status { ok, full, disconnected };
 

@@ -164,6 +164,22 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
         return queue_->recv_or_wait(*this);
     }
 
+    /// An awaitable's first step (await_ready), for a receive without a stop token: if a value
+    /// seems buffered (value_hint), takes it, or sees the end, at once. true: done, as if start()
+    /// had returned false (no notification will come). false: nothing happened; start() follows.
+    bool start_at_once() {
+        if constexpr (Queue::starts_in_await_ready) {
+            if (!queue_->value_hint()) return false;
+            // Another thread may take the value here: the hint is stale, and recv_at_once()
+            // finds nothing (start() follows).
+            COCHAN_DETAIL_INTERLEAVE(ready_after_hint);
+            started_ = true;
+            return queue_->recv_at_once(*this);
+        } else {
+            return false;
+        }
+    }
+
     /// Cancels the operation (Asio's cancellation slot). Any thread; see the protocol above.
     void cancel() noexcept { queue_->cancel_recv(*this); }
 
@@ -313,6 +329,29 @@ template <class Queue> class send_op_state : public send_waiter<typename Queue::
         COCHAN_DETAIL_INTERLEAVE(send_before_link); // as recv_before_link
         // true: linked; nothing below may touch *this (see recv_op_state::start).
         return queue_->send_or_wait(*this);
+    }
+
+    /// An awaitable's first step (await_ready), for a send without a stop token: if a cell
+    /// seems free (cell_hint), or the sender was closed, completes at once as try_send() would
+    /// (sent, or `disconnected` with the value kept). true: done, as if start() had returned
+    /// false. false: nothing happened (a full channel, or senders waiting ahead of this one);
+    /// start() follows, and links behind them.
+    bool start_at_once() {
+        if (closed_) {
+            started_ = true;
+            this->outcome_ = outcome::disconnected;
+            return true;
+        }
+        if (!queue_->cell_hint()) return false;
+        // Another thread may fill the cell here: try_send() then finds the channel full.
+        COCHAN_DETAIL_INTERLEAVE(ready_after_hint);
+        started_ = true;
+        switch (queue_->try_send(*value_)) {
+        case Queue::send_status::ok: this->outcome_ = outcome::ok; return true;
+        case Queue::send_status::disconnected: this->outcome_ = outcome::disconnected; return true;
+        case Queue::send_status::full: break;
+        }
+        return false;
     }
 
     void cancel() noexcept { queue_->cancel_send(*this); }

@@ -206,7 +206,14 @@ class [[nodiscard]] recv_awaitable : private recv_op_state<Queue> {
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
-    bool await_ready() const noexcept { return false; }
+    /// A receive without a stop token that finds a value (or the end) completes here, before
+    /// the coroutine suspends: no suspension bookkeeping, and the same one lock section. With a
+    /// token the stop callback must be registered before the lock is taken, so await_suspend
+    /// does everything (as does a receive that will wait: see value_hint).
+    bool await_ready() {
+        if (token_.stop_possible()) return false;
+        return this->start_at_once();
+    }
 
     /// true: linked; another thread may resume (and destroy) this coroutine at once.
     bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
@@ -321,7 +328,12 @@ class [[nodiscard]] send_awaitable : private send_op_state<Queue> {
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
-    bool await_ready() const noexcept { return false; }
+    /// As recv_awaitable::await_ready: a send without a stop token that finds a free cell (or
+    /// a receiver waiting, or a closed channel) completes here.
+    bool await_ready() {
+        if (token_.stop_possible()) return false;
+        return this->start_at_once();
+    }
 
     /// true: linked; nothing may touch *this afterwards (see recv_awaitable::await_suspend).
     bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }

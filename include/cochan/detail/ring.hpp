@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cochan/detail/config.hpp>
+#include <cochan/detail/size_counter.hpp>
 
 #include <cstddef>
 #include <limits>
@@ -38,7 +39,7 @@ template <class T> class ring {
     /// last receiver leaves, after which every send fails first).
     ring(ring&& other) noexcept
         : cells_(std::exchange(other.cells_, nullptr)), capacity_(other.capacity_),
-          head_(std::exchange(other.head_, 0)), size_(std::exchange(other.size_, 0)) {}
+          head_(std::exchange(other.head_, 0)), size_(std::move(other.size_)) {}
     ring& operator=(ring&&) = delete;
 
     ~ring() {
@@ -46,24 +47,26 @@ template <class T> class ring {
         if (cells_ != nullptr) ::operator delete (cells_, std::align_val_t{alignof(T)});
     }
 
-    std::size_t size() const noexcept { return size_; }
+    std::size_t size() const noexcept { return size_.get(); }
+    /// Any thread, without the lock: the size, possibly stale (see size_counter).
+    std::size_t size_hint() const noexcept { return size_.get(); }
     /// The bound: the number of cells. The channel's capacity is this, held here only.
     std::size_t capacity() const noexcept { return capacity_; }
-    bool empty() const noexcept { return size_ == 0; }
+    bool empty() const noexcept { return size_.get() == 0; }
 
     void push_back(T&& v) {
-        COCHAN_ASSERT(size_ < capacity_, "ring overflow");
-        std::construct_at(cells_ + wrap(head_ + size_), std::move(v));
-        ++size_;
+        COCHAN_ASSERT(size_.get() < capacity_, "ring overflow");
+        std::construct_at(cells_ + wrap(head_ + size_.get()), std::move(v));
+        size_.increment();
     }
 
     /// Puts a value back at the head (a destroyed receiver handing its grant back).
     void push_front(T&& v) {
-        COCHAN_ASSERT(size_ < capacity_, "ring overflow");
+        COCHAN_ASSERT(size_.get() < capacity_, "ring overflow");
         const std::size_t at = head_ == 0 ? capacity_ - 1 : head_ - 1;
         std::construct_at(cells_ + at, std::move(v));
         head_ = at;
-        ++size_;
+        size_.increment();
     }
 
     T& front() noexcept { return cells_[head_]; }
@@ -72,11 +75,11 @@ template <class T> class ring {
     void pop_front() noexcept {
         std::destroy_at(cells_ + head_);
         head_ = wrap(head_ + 1);
-        --size_;
+        size_.decrement();
     }
 
     void clear() noexcept {
-        while (size_ != 0) pop_front();
+        while (size_.get() != 0) pop_front();
     }
 
   private:
@@ -92,7 +95,7 @@ template <class T> class ring {
     T* cells_;
     std::size_t capacity_;
     std::size_t head_ = 0;
-    std::size_t size_ = 0;
+    size_counter size_; // written under the channel's lock; read outside it only as a hint
 };
 
 } // namespace cochan::detail

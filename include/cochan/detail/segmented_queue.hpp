@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cochan/detail/config.hpp>
+#include <cochan/detail/size_counter.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -25,17 +26,19 @@ template <class T> class segmented_queue {
     segmented_queue() = default;
     segmented_queue(segmented_queue&& other) noexcept
         : head_(std::exchange(other.head_, nullptr)), tail_(std::exchange(other.tail_, nullptr)),
-          spare_(std::exchange(other.spare_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+          spare_(std::exchange(other.spare_, nullptr)), size_(std::move(other.size_)) {}
     segmented_queue& operator=(segmented_queue&&) = delete;
 
     ~segmented_queue() {
-        while (size_ != 0) pop_front();
+        while (size_.get() != 0) pop_front();
         delete head_;
         delete spare_;
     }
 
-    std::size_t size() const noexcept { return size_; }
-    bool empty() const noexcept { return size_ == 0; }
+    std::size_t size() const noexcept { return size_.get(); }
+    /// Any thread, without the lock: the size, possibly stale (see size_counter).
+    std::size_t size_hint() const noexcept { return size_.get(); }
+    bool empty() const noexcept { return size_.get() == 0; }
 
     void push_back(T&& v) {
         if (tail_ == nullptr || tail_->end == segment_size) {
@@ -53,7 +56,7 @@ template <class T> class segmented_queue {
             std::construct_at(tail_->at(tail_->end), std::move(v));
             ++tail_->end;
         }
-        ++size_;
+        size_.increment();
     }
 
     /// Puts a value back at the head (a destroyed receiver handing its grant back).
@@ -74,7 +77,7 @@ template <class T> class segmented_queue {
             std::construct_at(head_->at(head_->begin - 1), std::move(v));
             --head_->begin;
         }
-        ++size_;
+        size_.increment();
     }
 
     T& front() noexcept { return *head_->at(head_->begin); }
@@ -83,7 +86,7 @@ template <class T> class segmented_queue {
     void pop_front() noexcept {
         std::destroy_at(head_->at(head_->begin));
         ++head_->begin;
-        --size_;
+        size_.decrement();
         if (head_->begin == head_->end) {
             if (head_ == tail_) { // the only segment: rewind it in place
                 head_->begin = head_->end = 0;
@@ -121,7 +124,7 @@ template <class T> class segmented_queue {
     segment* head_ = nullptr; // guarded by the owner's lock, like everything here
     segment* tail_ = nullptr;
     segment* spare_ = nullptr;
-    std::size_t size_ = 0;
+    size_counter size_; // written under the channel's lock; read outside it only as a hint
 };
 
 } // namespace cochan::detail
