@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -131,10 +132,10 @@ TEST_CASE("asio: the handler's cancellation slot cancels a waiting receive", "[a
         std::optional<cochan::recv_result<int>> first, second;
         async_recv(rx, asio::bind_cancellation_slot(
                            signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                               first.emplace(r);
+                               first.emplace(std::move(r));
                            })));
-        async_recv(rx,
-                   asio::bind_executor(io, [&](cochan::recv_result<int> r) { second.emplace(r); }));
+        async_recv(rx, asio::bind_executor(
+                           io, [&](cochan::recv_result<int> r) { second.emplace(std::move(r)); }));
         io.poll();
         signal.emit(type);
         REQUIRE(tx.try_send(7)); // goes to the second receive: the first was unlinked
@@ -154,7 +155,7 @@ TEST_CASE("asio: cancelling a receive granted but not yet delivered hands the va
     std::optional<cochan::recv_result<int>> got;
     async_recv(rx, asio::bind_cancellation_slot(
                        signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                           got.emplace(r);
+                           got.emplace(std::move(r));
                        })));
     REQUIRE(tx.try_send(3)); // granted; the completion is posted, not yet run
     signal.emit(asio::cancellation_type::terminal);
@@ -170,14 +171,16 @@ TEST_CASE("asio: cancelling a waiting send returns its value; a granted send com
     REQUIRE(tx.try_send(0));
     asio::cancellation_signal s1, s2;
     std::optional<cochan::send_result<int>> a, b;
-    async_send(
-        tx, 1,
-        asio::bind_cancellation_slot(
-            s1.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) { a.emplace(r); })));
-    async_send(
-        tx, 2,
-        asio::bind_cancellation_slot(
-            s2.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) { b.emplace(r); })));
+    async_send(tx, 1,
+               asio::bind_cancellation_slot(
+                   s1.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                       a.emplace(std::move(r));
+                   })));
+    async_send(tx, 2,
+               asio::bind_cancellation_slot(
+                   s2.slot(), asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                       b.emplace(std::move(r));
+                   })));
     s1.emit(asio::cancellation_type::terminal); // still waiting: cancelled, value back
     CHECK(*rx.try_recv() == 0);                 // frees the slot: granted to the second send
     s2.emit(asio::cancellation_type::terminal); // too late: its value is in the channel
@@ -316,10 +319,10 @@ TEST_CASE("asio: operation state comes from the handler's associated allocator",
     using allocator = cochan_test::counting_allocator<int, struct operation_state_tag>;
     allocator::counts::reset();
     bool done = false;
-    async_recv(rx, asio::bind_allocator(allocator(),
-                                        asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                                            done = r.has_value();
-                                        })));
+    async_recv(rx, asio::bind_allocator(
+                       allocator(), asio::bind_executor(io, [&](const cochan::recv_result<int>& r) {
+                           done = r.has_value();
+                       })));
     CHECK(allocator::counts::allocations == 1); // the operation (then the post: lifetime.cpp)
     REQUIRE(tx.try_send(1));
     io.run();
@@ -333,11 +336,12 @@ TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "
     std::optional<cochan::send_result<int>> sent;
     {
         auto [tx, rx] = cochan::spmc::bounded<int>(1);
-        async_recv(rx,
-                   asio::bind_executor(io, [&](cochan::recv_result<int> r) { got.emplace(r); }));
+        async_recv(rx, asio::bind_executor(
+                           io, [&](cochan::recv_result<int> r) { got.emplace(std::move(r)); }));
         REQUIRE(tx.try_send(0)); // granted to the operation
-        async_send(tx, 1,
-                   asio::bind_executor(io, [&](cochan::send_result<int> r) { sent.emplace(r); }));
+        async_send(tx, 1, asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                       sent.emplace(std::move(r));
+                   }));
     } // both endpoints dropped while the operations are in flight
     io.run();
     REQUIRE(got);
@@ -356,13 +360,14 @@ TEST_CASE("asio: cancelling an immediate receive while a sender waits loses noth
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(1));
     std::optional<cochan::send_result<int>> sent;
-    async_send(tx, 2,
-               asio::bind_executor(io, [&](cochan::send_result<int> r) { sent.emplace(r); }));
+    async_send(tx, 2, asio::bind_executor(io, [&](cochan::send_result<int> r) {
+                   sent.emplace(std::move(r));
+               }));
     asio::cancellation_signal signal;
     std::optional<cochan::recv_result<int>> got;
     async_recv(rx, asio::bind_cancellation_slot(
                        signal.slot(), asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                           got.emplace(r);
+                           got.emplace(std::move(r));
                        })));
     signal.emit(asio::cancellation_type::terminal); // before the completion runs
     io.poll(); // not run(): the waiting send keeps work on the io_context

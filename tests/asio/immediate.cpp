@@ -98,7 +98,7 @@ TEST_CASE("asio fast path: an immediate operation allocates once, from the handl
     SECTION("async_send on a bounded channel with room") {
         auto [tx, rx] = cochan::mpmc::bounded<int>(n);
         for (int i = 0; i < n; ++i) {
-            async_send(tx, i, counted_alloc(io, [&](cochan::send_result<int> r) {
+            async_send(tx, i, counted_alloc(io, [&](const cochan::send_result<int>& r) {
                            CHECK(r.has_value());
                            ++calls;
                        }));

@@ -300,10 +300,10 @@ TEST_CASE("bug: lazy tokens kept a raw channel pointer so dropping every endpoin
         auto recv = async_recv(channel.second, cochan_test::deferred);
         auto send = async_send(channel.first, 5, cochan_test::deferred);
         { auto drop = std::move(channel); } // every endpoint is gone before either launches
-        std::move(recv)(
-            asio::bind_executor(io, [&](cochan::recv_result<int> r) { got.emplace(r); }));
-        std::move(send)(
-            asio::bind_executor(io, [&](cochan::send_result<int> r) { sent.emplace(r); }));
+        std::move(recv)(asio::bind_executor(
+            io, [&](cochan::recv_result<int> r) { got.emplace(std::move(r)); }));
+        std::move(send)(asio::bind_executor(
+            io, [&](cochan::send_result<int> r) { sent.emplace(std::move(r)); }));
     }
     SECTION("use_awaitable, not yet awaited") {
         auto channel = cochan::mpmc::bounded<int>(1);
@@ -331,10 +331,10 @@ TEST_CASE("bug: the intermediate post used the default allocator instead of the 
     using allocator = cochan_test::counting_allocator<int, struct intermediate_post_tag>;
     allocator::counts::reset();
     bool done = false;
-    async_recv(rx, asio::bind_allocator(allocator(),
-                                        asio::bind_executor(io, [&](cochan::recv_result<int> r) {
-                                            done = r.has_value();
-                                        })));
+    async_recv(rx, asio::bind_allocator(
+                       allocator(), asio::bind_executor(io, [&](const cochan::recv_result<int>& r) {
+                           done = r.has_value();
+                       })));
     CHECK(allocator::counts::allocations == 1); // the operation
     REQUIRE(tx.try_send(1));
     // And the executor's operation holding the posted completion.

@@ -338,13 +338,14 @@ TEST_CASE("asio select: one operation for the whole select, from the handler's a
     using allocator = cochan_test::counting_allocator<int, struct select_tag>;
     allocator::counts::reset();
     bool done = false;
-    async_select(asio::bind_allocator(
-                     allocator(),
-                     asio::bind_executor(io,
-                                         [&](cochan::recv_result<std::variant<int, int, int>> r) {
-                                             done = r.has_value();
-                                         })),
-                 arx, brx, crx);
+    async_select(
+        asio::bind_allocator(
+            allocator(),
+            asio::bind_executor(io,
+                                [&](const cochan::recv_result<std::variant<int, int, int>>& r) {
+                                    done = r.has_value();
+                                })),
+        arx, brx, crx);
     CHECK(allocator::counts::allocations ==
           1); // three branches, one allocation (the post adds its own)
     REQUIRE(ctx.try_send(1));

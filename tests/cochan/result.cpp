@@ -119,3 +119,23 @@ TEST_CASE("results are never trivially copyable (g++ builds a co_await's result 
     STATIC_REQUIRE_FALSE(std::is_trivially_copyable_v<cochan::recv_result<std::uint64_t>>);
     STATIC_REQUIRE_FALSE(std::is_trivially_copyable_v<cochan::send_result<int>>);
 }
+
+// The user-provided destructor must not cost the nothrow moves a vector of results relies on
+// (std::move_if_noexcept): a move is noexcept exactly when the payload's is.
+namespace {
+struct throwing_move {
+    throwing_move() = default;
+    throwing_move(throwing_move&&) noexcept(false) {}
+    throwing_move& operator=(throwing_move&&) noexcept(false) { return *this; }
+};
+} // namespace
+
+TEST_CASE("a result moves without throwing when its payload does", "[result]") {
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<cochan::recv_result<std::string>>);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable_v<cochan::recv_result<std::string>>);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<cochan::send_result<std::string>>);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<cochan::result<void, std::string>>);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable_v<cochan::result<void, std::string>>);
+    STATIC_REQUIRE_FALSE(std::is_nothrow_move_constructible_v<cochan::recv_result<throwing_move>>);
+    STATIC_REQUIRE_FALSE(std::is_nothrow_move_constructible_v<cochan::send_result<throwing_move>>);
+}
