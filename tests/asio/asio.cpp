@@ -26,7 +26,6 @@
 #include <variant>
 #include <vector>
 
-using namespace std::chrono_literals;
 using adapter::async_recv;
 using adapter::async_send;
 
@@ -113,11 +112,13 @@ TEST_CASE("asio: a waiting operation keeps the io_context running", "[asio]") {
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::optional<int> got;
     async_recv(rx, asio::bind_executor(io, [&](cochan::recv_result<int> r) { got = *r; }));
-    std::thread sender([&, tx = std::move(tx)]() mutable {
-        std::this_thread::sleep_for(20ms); // run() must still be waiting when this sends
-        (void)tx.send(5);
-    });
-    io.run(); // returns only after the receive completed
+    // Nothing is ready, so poll() runs out of handlers: an io_context without outstanding work
+    // stops there (run() would return at once); the waiting receive's work must prevent it.
+    io.poll();
+    CHECK_FALSE(io.stopped());
+    CHECK_FALSE(got);
+    std::thread sender([&, tx = std::move(tx)]() mutable { (void)tx.send(5); });
+    io.run(); // returns only after the receive completed, whether the send came before or after
     sender.join();
     REQUIRE(got);
     CHECK(*got == 5);
@@ -429,10 +430,10 @@ TEST_CASE("asio: resume_on(executor) keeps run() going while the coroutine waits
         auto r = co_await rx.recv().resume_on(io.get_executor());
         co_return *r;
     }(rx, io);
-    std::thread sender([&] {
-        std::this_thread::sleep_for(20ms); // run() must already be waiting when this sends
-        (void)tx.send(8);
-    });
+    io.poll(); // nothing ready: without the waiting coroutine's work, the context stops here
+    CHECK_FALSE(io.stopped());
+    CHECK_FALSE(t.done());
+    std::thread sender([&] { (void)tx.send(8); });
     io.run(); // returns only once the coroutine was resumed there
     sender.join();
     REQUIRE(t.done());

@@ -240,8 +240,11 @@ TEST_CASE("support: a spinning thread_pool runs functions and coroutines, drains
             count_on(pool, coro_hits, latch);
         }
         CHECK(latch.wait_for(std::chrono::seconds(10)));
-        // Idle workers have gone to sleep by now; a post must wake one.
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        // Once both idle workers sleep (their spin rounds over), a post must wake one.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (pool.sleeping() != 2 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+        REQUIRE(pool.sleeping() == 2);
         completion_latch late(1);
         pool.post([&late] { late.count_down(); });
         CHECK(late.wait_for(std::chrono::seconds(10)));

@@ -121,6 +121,12 @@ class thread_pool {
 
     std::size_t size() const noexcept { return threads_.size(); }
 
+    // Workers inside cv_.wait (or just woken from it, about to look at the queue again).
+    unsigned sleeping() {
+        std::lock_guard lock(mutex_);
+        return sleeping_;
+    }
+
   private:
     static lazy_detached call(std::function<void()> f) {
         f();
