@@ -44,12 +44,18 @@ namespace cochan_explore {
 using cochan::detail::wait_state;
 using cochan::detail::waiter_base;
 
-/// The waiter node inside a channel operation's awaitable. The awaitables derive from it
-/// privately; a C-style cast is the one conversion to an inaccessible base ([expr.cast]/4).
-/// The explorer reads its `state_` and wraps its `notify_` (actor_table::install_spy).
+/// The waiter node inside a channel operation's awaitable: the one `waiter_node()` names (a
+/// receive's or a send's, built by its await_suspend), else the awaitable itself, which derives
+/// from it privately (a C-style cast is the one conversion to an inaccessible base,
+/// [expr.cast]/4). The explorer reads its `state_` and wraps its `notify_`
+/// (actor_table::install_spy).
 template <class Op> waiter_base* waiter_of(Op& op) noexcept {
-    // NOLINTNEXTLINE(google-readability-casting): static_cast cannot reach a private base
-    return (waiter_base*)std::addressof(op);
+    if constexpr (requires { op.waiter_node(); }) {
+        return op.waiter_node();
+    } else {
+        // NOLINTNEXTLINE(google-readability-casting): static_cast cannot reach a private base
+        return (waiter_base*)std::addressof(op);
+    }
 }
 
 /// An actor's coroutine: lazy (the explorer starts it as a choice like any other), reports its

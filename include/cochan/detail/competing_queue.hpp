@@ -2,6 +2,7 @@
 // glossary: "the queue").
 #pragma once
 
+#include <cochan/detail/after_move.hpp>
 #include <cochan/detail/config.hpp>
 #include <cochan/detail/lock.hpp>
 #include <cochan/detail/segmented_queue.hpp>
@@ -282,17 +283,10 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         } else {
             // Pops the moved-from head once the result is built, still under the lock; if
             // building it threw, the value stays at the head.
-            struct pop_on_success {
-                competing_queue& q;
-                completion_batch& batch;
-                int exceptions = std::uncaught_exceptions();
-                ~pop_on_success() {
-                    if (std::uncaught_exceptions() == exceptions) {
-                        q.storage_.pop_front();
-                        if constexpr (bounded) q.admit_senders(batch);
-                    }
-                }
-            } pop{*this, batch};
+            auto pop = on_moved<T>([this, &batch]() noexcept {
+                storage_.pop_front();
+                if constexpr (bounded) admit_senders(batch);
+            });
             return recv_result<T>(std::in_place, std::move(storage_.front()));
         }
     }
@@ -340,19 +334,38 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// completes `disconnected` (the owner counts it, see select_claim::branch_ended).
     bool recv_or_wait(recv_waiter<T>& w) { return recv_step(w, true); }
 
-    /// The first step of an awaitable without a stop token, and the Asio adapter's immediate
-    /// completion: if recv_or_wait() would complete `w` at once (a value taken, as it takes one;
-    /// or the channel ended), does so and returns true; otherwise returns false and leaves `w`
-    /// idle and unlinked, touching nothing (the caller starts a waiting operation instead).
+    /// The Asio adapter's immediate completion: if recv_or_wait() would complete `w` at once (a
+    /// value taken, as it takes one; or the channel ended), does so and returns true; otherwise
+    /// returns false and leaves `w` idle and unlinked, touching nothing (the caller starts a
+    /// waiting operation instead).
     bool recv_at_once(recv_waiter<T>& w) {
         recv_step(w, false);
         return w.state_ == wait_state::done; // `w` is not linked: only the caller sees it
     }
 
+    /// What take_at_once() found.
+    enum class take_status { taken, empty, ended };
+
+    /// The first step of a plain awaitable receive (no stop token, not a select's branch, its
+    /// value delivered at once): in one lock section, moves the oldest value into `out` (the
+    /// awaitable's own storage; the value's permit frees as it leaves the buffer, as for
+    /// try_recv), or finds the channel empty, or ended. `empty` leaves everything untouched: the
+    /// awaitable then starts a waiting receive. Exception safety: strong.
+    take_status take_at_once(std::optional<T>& out) {
+        completion_batch batch;
+        lock_section lock(mutex_);
+        if (!storage_.empty()) {
+            take(out, batch);
+            return take_status::taken;
+        }
+        if (rendezvous() && take_rendezvous(out, batch)) return take_status::taken;
+        return receiving_ends() ? take_status::ended : take_status::empty;
+    }
+
     // ---- hints, read without the lock --------------------------------------------------------
 
     /// Any thread, without the lock: a value seemed buffered a moment ago. An awaitable's first
-    /// step (await_ready) tries recv_at_once() only then, so a receive that will wait takes the
+    /// step (await_ready) tries take_at_once() only then, so a receive that will wait takes the
     /// lock once, in its await_suspend. Possibly stale either way, and nothing else may rely on
     /// it: a wrong `true` costs one lock section that finds nothing, a wrong `false` only the
     /// coroutine's suspension bookkeeping (the receive then completes at once in await_suspend).
@@ -426,11 +439,16 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// value the receiver took itself gave its permit up already, so it goes back only if a
     /// permit is free, and is destroyed otherwise (docs/design.md, exception safety).
     void give_back(recv_waiter<T>& w) noexcept {
-        std::optional<T>& value = w.value_;
+        give_back(w.value_, w.outcome_ == outcome::granted);
+    }
+
+    /// give_back() for a value held outside a waiter (take_at_once's); `granted`: it still holds
+    /// its permit.
+    void give_back(std::optional<T>& value, [[maybe_unused]] bool granted) noexcept {
         completion_batch batch;
         lock_section lock(mutex_);
         if constexpr (bounded) {
-            if (w.outcome_ == outcome::granted) --grants_made_;
+            if (granted) --grants_made_;
         }
         try {
             if (receivers_ != 0 && permit_free()) {

@@ -5,6 +5,7 @@
 // deadlines are the channels' own, unchanged.
 #pragma once
 
+#include <cochan/detail/after_move.hpp>
 #include <cochan/detail/competing_queue.hpp> // counted_lifetime
 #include <cochan/detail/config.hpp>
 #include <cochan/detail/lock.hpp>
@@ -69,7 +70,7 @@ template <class T> class oneshot_core : public counted_lifetime<oneshot_core<T>>
     /// No permits: `recv_op_state` never calls `release_permit()`, and a value given back
     /// always finds its slot free.
     static constexpr bool bounded = false;
-    /// A receive always starts in await_suspend (recv_op_state::start_at_once): one value per
+    /// A receive always starts in await_suspend (its await_ready says no): one value per
     /// channel, so a first step in await_ready would save nothing worth a second code path.
     static constexpr bool starts_in_await_ready = false;
 
@@ -168,18 +169,10 @@ template <class T> class oneshot_core : public counted_lifetime<oneshot_core<T>>
         // Marks it taken once the result is built, still under the lock (destroying the
         // moved-from husk there, as every queue does: docs/design.md, "Under the lock"); if
         // building it threw, the value stays stored.
-        struct take_on_success {
-            oneshot_core& core;
-            int exceptions =
-                std::is_nothrow_move_constructible_v<T> ? 0 : std::uncaught_exceptions();
-            ~take_on_success() {
-                if constexpr (!std::is_nothrow_move_constructible_v<T>) {
-                    if (std::uncaught_exceptions() != exceptions) return;
-                }
-                core.value_.reset();
-                core.slot_ = slot::taken;
-            }
-        } take{*this};
+        auto take = on_moved<T>([this]() noexcept {
+            value_.reset();
+            slot_ = slot::taken;
+        });
         return recv_result<T>(std::in_place, std::move(*value_));
     }
 

@@ -1,10 +1,11 @@
 // cochan: the operation-state protocol. One receive or one send against a channel's queue,
-// embedded by everything that waits: the coroutine awaitables, the blocking calls, the Asio
-// operations. It owns the waiter node, linking, stop-token cancellation, the grant, the
-// give-back of an undelivered value and the queue references; its owner only says how to be
-// woken and what to do with the result.
+// embedded by everything that waits: the coroutine awaitables (built in await_suspend, once
+// their first step found nothing), the blocking calls, the Asio operations. It owns the waiter
+// node, linking, stop-token cancellation, the grant, the give-back of an undelivered value and the
+// queue references; its owner only says how to be woken and what to do with the result.
 #pragma once
 
+#include <cochan/detail/after_move.hpp>
 #include <cochan/detail/competing_queue.hpp>
 #include <cochan/detail/config.hpp>
 #include <cochan/detail/select_claim.hpp>
@@ -164,22 +165,6 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
         return queue_->recv_or_wait(*this);
     }
 
-    /// An awaitable's first step (await_ready), for a receive without a stop token: if a value
-    /// seems buffered (value_hint), takes it, or sees the end, at once. true: done, as if start()
-    /// had returned false (no notification will come). false: nothing happened; start() follows.
-    bool start_at_once() {
-        if constexpr (Queue::starts_in_await_ready) {
-            if (!queue_->value_hint()) return false;
-            // Another thread may take the value here: the hint is stale, and recv_at_once()
-            // finds nothing (start() follows).
-            COCHAN_DETAIL_INTERLEAVE(ready_after_hint);
-            started_ = true;
-            return queue_->recv_at_once(*this);
-        } else {
-            return false;
-        }
-    }
-
     /// Cancels the operation (Asio's cancellation slot). Any thread; see the protocol above.
     void cancel() noexcept { queue_->cancel_recv(*this); }
 
@@ -199,23 +184,13 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
         switch (this->outcome_) {
         case outcome::ok:
         case outcome::granted: {
-            // The result is built in place, in one move from the value storage; the
-            // bookkeeping runs only once that move succeeded.
-            struct on_success {
-                recv_op_state& self;
-                int exceptions =
-                    std::is_nothrow_move_constructible_v<T> ? 0 : std::uncaught_exceptions();
-                ~on_success() {
-                    if constexpr (!std::is_nothrow_move_constructible_v<T>) {
-                        if (std::uncaught_exceptions() != exceptions) return;
-                    }
-                    self.value_.reset();
-                    if constexpr (Queue::bounded) {
-                        if (self.outcome_ == outcome::granted) self.queue_->release_permit();
-                    }
-                    self.settle();
+            auto done = on_moved<T>([this]() noexcept {
+                this->value_.reset();
+                if constexpr (Queue::bounded) {
+                    if (this->outcome_ == outcome::granted) queue_->release_permit();
                 }
-            } done{*this};
+                settle();
+            });
             return R(std::in_place, prefix..., std::move(*this->value_));
         }
         case outcome::disconnected:
@@ -287,17 +262,27 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
     bool finished_ = false; // owner only: nothing left to undo
 };
 
+/// Tag of send_op_state's constructor whose value stays in the caller's storage.
+struct borrowed_value_t {};
+
 /// One send, holding its value until the queue takes it (or until it is handed back to the
-/// caller in the error). `Queue` is a bounded `competing_queue`.
-template <class Queue> class send_op_state : public send_waiter<typename Queue::value_type> {
+/// caller in the error). `Queue` is a bounded `competing_queue`. With `Borrowed`, the value
+/// lives in the owner's storage (the send awaitable's), which outlives the state; otherwise in
+/// the state.
+template <class Queue, bool Borrowed = false>
+class send_op_state : public send_waiter<typename Queue::value_type> {
     using T = typename Queue::value_type;
 
   public:
     /// `closed`: the sender endpoint was closed when the send was made (it fails
     /// `disconnected` without touching the queue).
     template <class V>
-    send_op_state(Queue* q, bool closed, V&& value)
+    send_op_state(Queue* q, bool closed, V&& value) requires(!Borrowed)
         : queue_(q), value_(std::in_place, std::forward<V>(value)), closed_(closed) {}
+    send_op_state(borrowed_value_t, Queue* q, bool closed, T& value) noexcept requires Borrowed
+        : queue_(q),
+          value_(std::addressof(value)),
+          closed_(closed) {}
     send_op_state(const send_op_state&) = delete;
     send_op_state& operator=(const send_op_state&) = delete;
     ~send_op_state() { abandon(); }
@@ -329,29 +314,6 @@ template <class Queue> class send_op_state : public send_waiter<typename Queue::
         COCHAN_DETAIL_INTERLEAVE(send_before_link); // as recv_before_link
         // true: linked; nothing below may touch *this (see recv_op_state::start).
         return queue_->send_or_wait(*this);
-    }
-
-    /// An awaitable's first step (await_ready), for a send without a stop token: if a cell
-    /// seems free (cell_hint), or the sender was closed, completes at once as try_send() would
-    /// (sent, or `disconnected` with the value kept). true: done, as if start() had returned
-    /// false. false: nothing happened (a full channel, or senders waiting ahead of this one);
-    /// start() follows, and links behind them.
-    bool start_at_once() {
-        if (closed_) {
-            started_ = true;
-            this->outcome_ = outcome::disconnected;
-            return true;
-        }
-        if (!queue_->cell_hint()) return false;
-        // Another thread may fill the cell here: try_send() then finds the channel full.
-        COCHAN_DETAIL_INTERLEAVE(ready_after_hint);
-        started_ = true;
-        switch (queue_->try_send(*value_)) {
-        case Queue::send_status::ok: this->outcome_ = outcome::ok; return true;
-        case Queue::send_status::disconnected: this->outcome_ = outcome::disconnected; return true;
-        case Queue::send_status::full: break;
-        }
-        return false;
     }
 
     void cancel() noexcept { queue_->cancel_send(*this); }
@@ -392,7 +354,7 @@ template <class Queue> class send_op_state : public send_waiter<typename Queue::
     /// abandon(), and the unsent value (or the moved-from one a granted send left) is
     /// destroyed now (an Asio operation abandoned at shutdown: the value may be an I/O object
     /// that must go while its context exists).
-    void discard() noexcept {
+    void discard() noexcept requires(!Borrowed) {
         abandon();
         value_.reset();
         this->error_ = nullptr;
@@ -413,9 +375,10 @@ template <class Queue> class send_op_state : public send_waiter<typename Queue::
         drop_queue(queue_, *this);
     }
 
-    Queue* queue_;           // as recv_op_state::queue_
-    std::optional<T> value_; // moved into the channel by whoever grants the permit; engaged
-                             // until discard()
+    Queue* queue_; // as recv_op_state::queue_
+    // The value, moved into the channel by whoever grants the permit: the state's own (engaged
+    // until discard()), or the owner's.
+    std::conditional_t<Borrowed, T*, std::optional<T>> value_;
     std::optional<std::stop_callback<canceller>> stop_cb_;
     bool closed_;
     bool started_ = false;  // owner only

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cochan/concepts.hpp>
+#include <cochan/detail/after_move.hpp>
 #include <cochan/detail/lock.hpp>
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/trampoline.hpp>
@@ -14,6 +15,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <stop_token>
 #include <type_traits>
@@ -176,23 +178,49 @@ template <class State> class blocking_op : public State {
     blocking_signal signal_; // destroyed before the state, which never touches it
 };
 
-/// `co_await rx.recv()`: a receive operation state (detail/op_state.hpp) awaited by a
-/// coroutine. Holds the waiter node, so it is awaited in place: neither copyable nor movable.
-/// Thread safety: one awaitable is awaited by one coroutine.
-template <class Queue, class Resume = resume_inline>
-class [[nodiscard]] recv_awaitable : private recv_op_state<Queue> {
+/// `co_await rx.recv()`: a receive awaited by a coroutine. Awaited in place: neither copyable
+/// nor movable. Thread safety: one awaitable is awaited by one coroutine.
+///
+/// Two ways through it:
+/// - at once (await_ready, a receive without a stop token on a queue that `starts_in_await_ready`,
+///   when a value seems buffered): take_at_once() moves the value into `value_`, or finds the
+///   channel ended, in one lock section; await_resume hands it over. No operation state is
+///   built: this is the path of a consumer that drains a buffer.
+/// - waiting (everything else): a receive operation state (detail/op_state.hpp), constructed in
+///   await_suspend inside `waiting_`, runs the protocol: link, grant, cancellation, give-back.
+template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_awaitable {
     using T = typename Queue::value_type;
     using state = recv_op_state<Queue>;
 
+    /// The waiting receive: the operation state and the way back to its awaitable's `resume_`.
+    struct waiting_state : state {
+        waiting_state(Queue* q, Resume* resume) noexcept : state(q), resume_(resume) {}
+        Resume* resume_;
+    };
+
+    /// Which way the receive went (owner only).
+    enum class step : unsigned char {
+        fresh,   ///< not started, or finished at once with nothing held
+        taken,   ///< at once, with the value in `value_`, not yet handed over
+        ended,   ///< at once: the channel ended (disconnected)
+        waiting, ///< `waiting_` is constructed
+    };
+
   public:
     recv_awaitable(Queue* q, std::stop_token token, Resume resume = {})
-        : state(q), token_(std::move(token)), resume_(std::move(resume)) {}
+        : queue_(q), token_(std::move(token)), resume_(std::move(resume)) {}
     recv_awaitable(const recv_awaitable&) = delete;
     recv_awaitable& operator=(const recv_awaitable&) = delete;
     // Destroyed while suspended (its coroutine was destroyed), never awaited, or after
     // await_resume threw: the state unlinks, withdraws from the trampoline and gives back a
-    // value the caller will never see.
-    ~recv_awaitable() = default;
+    // value the caller will never see; a value taken at once whose move out threw goes back too.
+    ~recv_awaitable() {
+        if (step_ == step::waiting) {
+            waiting_.~waiting_state();
+        } else if constexpr (Queue::starts_in_await_ready) {
+            if (step_ == step::taken) queue_->give_back(value_, false);
+        }
+    }
 
     /// The same receive, but the woken coroutine is resumed by `post(handle)` instead of
     /// inline on the completing thread. Call before awaiting.
@@ -202,32 +230,70 @@ class [[nodiscard]] recv_awaitable : private recv_op_state<Queue> {
     template <resume_target Post>
     recv_awaitable<Queue, resume_via_t<Post>> resume_on(Post&& post) && {
         // This one is never started: its destruction has nothing to undo.
-        return {this->queue(), std::move(token_),
+        return {queue_, std::move(token_),
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
     /// A receive without a stop token that finds a value (or the end) completes here, before
-    /// the coroutine suspends: no suspension bookkeeping, and the same one lock section. With a
-    /// token the stop callback must be registered before the lock is taken, so await_suspend
-    /// does everything (as does a receive that will wait: see value_hint).
-    bool await_ready() {
-        if (token_.stop_possible()) return false;
-        return this->start_at_once();
+    /// the coroutine suspends, in one lock section. With a token the stop callback must be
+    /// registered before the lock is taken, so await_suspend does everything (as does a receive
+    /// that will wait: see value_hint).
+    COCHAN_DETAIL_INLINE bool await_ready() {
+        if constexpr (Queue::starts_in_await_ready) {
+            if (token_.stop_possible() || !queue_->value_hint()) return false;
+            // Another thread may take the value here: the hint is stale, and take_at_once()
+            // finds nothing (await_suspend follows).
+            COCHAN_DETAIL_INTERLEAVE(ready_after_hint);
+            switch (queue_->take_at_once(value_)) {
+            case Queue::take_status::taken: step_ = step::taken; return true;
+            case Queue::take_status::ended: step_ = step::ended; return true;
+            case Queue::take_status::empty: break;
+            }
+        }
+        return false;
     }
 
-    /// true: linked; another thread may resume (and destroy) this coroutine at once.
-    bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
+    /// The waiter node of the waiting operation, constructed by await_suspend (the address is
+    /// valid before that): for the schedule explorer (tests/explore), which watches it.
+    waiter_base* waiter_node() noexcept { return std::addressof(waiting_); }
 
-    recv_result<T> await_resume() { return this->result(); }
+    /// true: linked; another thread may resume (and destroy) this coroutine at once.
+    COCHAN_DETAIL_INLINE bool await_suspend(std::coroutine_handle<> h) {
+        ::new (static_cast<void*>(std::addressof(waiting_))) waiting_state(queue_, &resume_);
+        step_ = step::waiting;
+        return waiting_.start(&notify, h, token_);
+    }
+
+    /// The value or the error. Exception safety: if `T`'s move throws, the value stays here
+    /// (its destruction gives it back) and the exception propagates.
+    recv_result<T> await_resume() {
+        switch (step_) {
+        case step::taken: {
+            auto done = on_moved<T>([this]() noexcept {
+                value_.reset();
+                step_ = step::fresh;
+            });
+            return recv_result<T>(std::in_place, std::move(*value_));
+        }
+        case step::ended: return recv_result<T>(std::in_place_index<1>, recv_errc::disconnected);
+        default: return waiting_.result();
+        }
+    }
 
   private:
     static void notify(waiter_base* w) noexcept {
-        auto& self = static_cast<recv_awaitable&>(state::of(w));
-        self.resume_(w, static_cast<state&>(self));
+        auto& st = static_cast<waiting_state&>(state::of(w));
+        (*st.resume_)(w, static_cast<state&>(st));
     }
 
+    Queue* queue_; // kept alive by the caller's endpoint, and by the state's own reference
     std::stop_token token_;
     [[no_unique_address]] Resume resume_;
+    step step_ = step::fresh;
+    std::optional<T> value_; // a value taken at once, until await_resume moved it out
+    union {
+        waiting_state waiting_; // constructed by await_suspend (step::waiting)
+    };
 };
 
 /// A container `recv_many` can append a `T` to.
@@ -303,51 +369,111 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
     [[no_unique_address]] Resume resume_;
 };
 
-/// `co_await tx.send(v)` on a bounded channel: a send operation state awaited by a coroutine.
-/// Holds the waiter node and the value, so it is awaited in place: neither copyable nor
-/// movable. Thread safety: one awaitable is awaited by one coroutine.
-template <class Queue, class Resume = resume_inline>
-class [[nodiscard]] send_awaitable : private send_op_state<Queue> {
+/// `co_await tx.send(v)` on a bounded channel: a send awaited by a coroutine. Holds the value,
+/// so it is awaited in place: neither copyable nor movable. Thread safety: one awaitable is
+/// awaited by one coroutine.
+///
+/// As recv_awaitable, two ways through it: at once (await_ready, a send without a stop token
+/// when a cell seems free, or on a closed sender: try_send in one lock section, no operation
+/// state), or waiting (a send operation state constructed in await_suspend inside `waiting_`,
+/// borrowing `value_`).
+template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_awaitable {
     using T = typename Queue::value_type;
-    using state = send_op_state<Queue>;
+    using state = send_op_state<Queue, true>;
+
+    struct waiting_state : state {
+        waiting_state(Queue* q, bool closed, T& value, Resume* resume) noexcept
+            : state(borrowed_value_t{}, q, closed, value), resume_(resume) {}
+        Resume* resume_;
+    };
+
+    enum class step : unsigned char {
+        fresh,   ///< not started
+        sent,    ///< at once: the channel took the value
+        refused, ///< at once: disconnected (the value is still in `value_`)
+        waiting, ///< `waiting_` is constructed
+    };
 
   public:
     send_awaitable(Queue* q, bool closed, T&& value, std::stop_token token, Resume resume = {})
-        : state(q, closed, std::move(value)), token_(std::move(token)), resume_(std::move(resume)) {
-    }
+        : queue_(q), token_(std::move(token)), resume_(std::move(resume)), value_(std::move(value)),
+          closed_(closed) {}
     send_awaitable(const send_awaitable&) = delete;
     send_awaitable& operator=(const send_awaitable&) = delete;
-    ~send_awaitable() = default;
+    // Destroyed while suspended (its coroutine was destroyed) or never awaited: the state
+    // unlinks and withdraws from the trampoline; the unsent value is destroyed with `value_`.
+    ~send_awaitable() {
+        if (step_ == step::waiting) waiting_.~waiting_state();
+    }
 
     /// The same send, but the woken coroutine is resumed by `post(handle)` instead of inline on
     /// the completing thread. Call before awaiting.
     /// `post`: as for `recv_awaitable::resume_on`.
     template <resume_target Post>
     send_awaitable<Queue, resume_via_t<Post>> resume_on(Post&& post) && {
-        return {this->queue(), this->closed(), std::move(this->value()), std::move(token_),
+        return {queue_, closed_, std::move(value_), std::move(token_),
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
     /// As recv_awaitable::await_ready: a send without a stop token that finds a free cell (or
-    /// a receiver waiting, or a closed channel) completes here.
-    bool await_ready() {
+    /// a receiver waiting, or a closed channel) completes here. A full channel, or senders
+    /// waiting ahead of this one, leave it to await_suspend, which links behind them.
+    COCHAN_DETAIL_INLINE bool await_ready() {
         if (token_.stop_possible()) return false;
-        return this->start_at_once();
+        if (closed_) {
+            step_ = step::refused;
+            return true;
+        }
+        if (!queue_->cell_hint()) return false;
+        // Another thread may fill the cell here: try_send() then finds the channel full.
+        COCHAN_DETAIL_INTERLEAVE(ready_after_hint);
+        switch (queue_->try_send(value_)) {
+        case Queue::send_status::ok: step_ = step::sent; return true;
+        case Queue::send_status::disconnected: step_ = step::refused; return true;
+        case Queue::send_status::full: break;
+        }
+        return false;
     }
 
-    /// true: linked; nothing may touch *this afterwards (see recv_awaitable::await_suspend).
-    bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
+    /// The waiter node of the waiting operation, constructed by await_suspend (the address is
+    /// valid before that): for the schedule explorer (tests/explore), which watches it.
+    waiter_base* waiter_node() noexcept { return std::addressof(waiting_); }
 
-    send_result<T> await_resume() { return this->result(); }
+    /// true: linked; nothing may touch *this afterwards (see recv_awaitable::await_suspend).
+    COCHAN_DETAIL_INLINE bool await_suspend(std::coroutine_handle<> h) {
+        ::new (static_cast<void*>(std::addressof(waiting_)))
+            waiting_state(queue_, closed_, value_, &resume_);
+        step_ = step::waiting;
+        return waiting_.start(&notify, h, token_);
+    }
+
+    /// Success, or the error with the value back; a move of `T` that threw when the queue
+    /// admitted the waiting send is rethrown.
+    send_result<T> await_resume() {
+        switch (step_) {
+        case step::sent: return send_result<T>(std::in_place);
+        case step::refused:
+            return send_result<T>(std::in_place_index<1>,
+                                  send_error<T>{send_errc::disconnected, std::move(value_)});
+        default: return waiting_.result();
+        }
+    }
 
   private:
     static void notify(waiter_base* w) noexcept {
-        auto& self = static_cast<send_awaitable&>(state::of(w));
-        self.resume_(w, static_cast<state&>(self));
+        auto& st = static_cast<waiting_state&>(state::of(w));
+        (*st.resume_)(w, static_cast<state&>(st));
     }
 
+    Queue* queue_; // kept alive by the caller's endpoint, and by the state's own reference
     std::stop_token token_;
     [[no_unique_address]] Resume resume_;
+    step step_ = step::fresh;
+    T value_;     // the value to send; moved from once the channel took it
+    bool closed_; // the sender endpoint was closed when the send was made
+    union {
+        waiting_state waiting_; // constructed by await_suspend (step::waiting)
+    };
 };
 
 } // namespace cochan::detail
