@@ -283,7 +283,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         } else {
             // Pops the moved-from head once the result is built, still under the lock; if
             // building it threw, the value stays at the head.
-            auto pop = on_moved<T>([this, &batch]() noexcept {
+            auto pop = on_moved<T>([&]() noexcept {
                 storage_.pop_front();
                 if constexpr (bounded) admit_senders(batch);
             });
