@@ -92,6 +92,8 @@ def summarise(cases):
         value = statistics.median(medians)
         spread = (max(medians) - min(medians)) / value if value > 0 else 0.0
         counters = {k: statistics.median(v) for k, v in c["counters"].items()}
+        # slowest / fastest round median (issue 14's spread target), beside the counters
+        counters["round_ratio"] = max(medians) / min(medians) if min(medians) > 0 else 0.0
         out[name] = (value, spread, counters)
     return out
 
@@ -294,12 +296,16 @@ def beyond(summary):
 
 
 def targets(rows, summary):
-    """Issue 4's targets, checked against this run (informative: nothing is asserted)."""
+    """Issues 4 and 14's targets, checked against this run (informative: nothing is asserted)."""
     out = []
     ratios = [r for r in rows if r["ratio"] is not None and r["topology"].startswith("1p")]
     met = [r for r in ratios if r["ratio"] <= 0.5]
     worst = max(ratios, key=lambda r: r["ratio"]) if ratios else None
     if worst:
+        ahead = [r for r in ratios if r["ratio"] < 1.0]
+        out.append(f"- no peer faster than cochan SPMC (issue 14's first target): {len(ahead)} of "
+                   f"{len(ratios)} 1P rows with ratio < 1 (ratios {min(r['ratio'] for r in ratios):.2f}"
+                   f"-{worst['ratio']:.2f}x; a ratio inside the spreads is a tie, not a win).")
         out.append(f"- SPMC ≤ 0.5x the fastest peer: {len(met)} of {len(ratios)} 1P rows; worst "
                    f"{worst['queue']}/{worst['runtime']}/{worst['topology']} at "
                    f"{worst['ratio']:.2f}x (vs {worst['best'][0]}).")
@@ -319,6 +325,13 @@ def targets(rows, summary):
         out.append(f"- uncontended try_send+try_recv < 10 ns: {max(tp):.1f} ns at worst.")
     if ho:
         out.append(f"- suspend/resume hand-off < 50 ns: {max(ho):.1f} ns at worst.")
+    mt = [(e[2]["round_ratio"], f"{q}/{rt}/{t}")
+          for q in QUEUES for rt in RUNTIMES if rt != "current" for t in TOPOLOGIES
+          if t.startswith("1p") and (e := eco(summary, q, rt, "cochan_spmc", t)) is not None]
+    if mt:
+        w = max(mt)
+        out.append(f"- slowest / fastest round median < 1.5 on the multi-threaded SPMC rows: "
+                   f"{sum(x < 1.5 for x, _ in mt)} of {len(mt)}; worst {w[1]} at {w[0]:.2f}.")
     mp = []
     for r in ratios:
         s, m = r["cells"].get("cochan_spmc"), r["cells"].get("cochan_mpmc")
@@ -453,7 +466,7 @@ def main():
         "ratio = cochan SPMC "
         "(MPMC on 8P rows) / fastest peer; vs limit = the same over the `limit` row "
         f"({limits}).\n\n" + table_ecosystem(rows, summary),
-        "### Issue 4 targets in this run\n\n" + targets(rows, summary),
+        "### Issue 4 and 14 targets in this run\n\n" + targets(rows, summary),
         *(["### cochan through the Asio adapter beside Asio's channel: ms per batch\n\n"
            "`use_awaitable` on both sides, 1 producer; ratio = cochan / Asio's channel (issue "
            "10's target: ≤ 0.5x).\n\n" + table_adapter(summary)] if table_adapter(summary)
