@@ -50,6 +50,14 @@ namespace cochan::detail {
 #define COCHAN_DETAIL_LOCK_GAP() ((void)0)
 #endif
 
+/// A blocking call (`blocking_recv`, `blocking_send`, their deadline forms) whose operation is
+/// linked as a waiter, just before its thread waits for the signal. Nothing by default; the
+/// blocking calls' own test (tests/blocking) defines it to request a stop only once the call
+/// really waits, instead of sleeping and hoping.
+#ifndef COCHAN_DETAIL_BLOCKING_LINKED
+#define COCHAN_DETAIL_BLOCKING_LINKED() ((void)0)
+#endif
+
 /// On the few small functions of every operation's path (the lock, the "anything to do?"
 /// checks in front of the rare slow paths), where g++ at -O2/-O3 otherwise keeps an out-of-line
 /// call. A hint only: nothing depends on it.

@@ -3,6 +3,7 @@
 
 #include <cochan/concepts.hpp>
 #include <cochan/detail/after_move.hpp>
+#include <cochan/detail/config.hpp>
 #include <cochan/detail/lock.hpp>
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/trampoline.hpp>
@@ -126,7 +127,10 @@ template <class State> class blocking_op : public State {
 
     /// Runs the operation to its end and returns its result.
     auto run(const std::stop_token& token) {
-        if (this->start(&notify, {}, token)) signal_.wait();
+        if (this->start(&notify, {}, token)) {
+            COCHAN_DETAIL_BLOCKING_LINKED();
+            signal_.wait();
+        }
         return this->result();
     }
 
@@ -137,6 +141,7 @@ template <class State> class blocking_op : public State {
     auto run_until(const std::chrono::time_point<Clock, Duration>& deadline) {
         bool expired = false;
         if (this->start(&notify, {})) {
+            COCHAN_DETAIL_BLOCKING_LINKED();
             if (!signal_.wait_until(deadline)) {
                 this->cancel(); // decided under the lock; it (or the grant that won) signals
                 signal_.wait();

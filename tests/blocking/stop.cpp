@@ -1,0 +1,115 @@
+// Stop requests against threads blocked in the blocking API, at a known point: only once the
+// call's operation is linked as a waiter (tests/cochan/blocking.cpp has the rest of the
+// blocking API).
+//
+// Its own executable: it defines COCHAN_DETAIL_BLOCKING_LINKED, a hook in every blocking call
+// after it linked and before it waits, for every cochan header it includes (the other test
+// executables keep the default no-op). The test thread waits for the hook instead of sleeping.
+#include <atomic>
+#include <chrono>
+#include <stop_token>
+#include <thread>
+
+namespace blocking_test {
+/// How many blocking calls have linked their operation so far (any thread).
+inline std::atomic<int> linked{0};
+inline void at_linked() noexcept {
+    linked.fetch_add(1, std::memory_order_release);
+    linked.notify_all();
+}
+/// Blocks until `n` calls have linked.
+inline void wait_linked(int n) noexcept {
+    for (int seen = linked.load(std::memory_order_acquire); seen < n;
+         seen = linked.load(std::memory_order_acquire)) {
+        linked.wait(seen, std::memory_order_acquire);
+    }
+}
+} // namespace blocking_test
+
+#define COCHAN_DETAIL_BLOCKING_LINKED() ::blocking_test::at_linked()
+
+#include <catch2/catch.hpp>
+#include <cochan/cochan.hpp>
+
+using blocking_test::linked;
+using blocking_test::wait_linked;
+
+TEST_CASE("blocking: a stop request cancels a receive that is waiting") {
+    // The receive links (the channel is empty), then the stop arrives from another thread: the
+    // stop callback must unlink it and wake the thread with `cancelled`. A callback that did
+    // not unlink or did not signal leaves the thread blocked for good (CTest's timeout fails
+    // it); one that completed it with another outcome fails the check.
+    linked = 0;
+    auto channel = cochan::mpmc::bounded<int>(1);
+    auto& tx = channel.first;
+    auto& rx = channel.second;
+    std::stop_source stop;
+    std::atomic<int> outcome{-1};
+    std::thread receiver([&] {
+        auto r = rx.blocking_recv(stop.get_token());
+        outcome = r ? 100 : static_cast<int>(r.error());
+    });
+    wait_linked(1);
+    stop.request_stop();
+    receiver.join();
+    CHECK(outcome == static_cast<int>(cochan::recv_errc::cancelled));
+    // The cancelled receive left nothing linked: the next value is buffered, not granted to it.
+    REQUIRE(tx.try_send(7));
+    CHECK(rx.size() == 1);
+    CHECK(*rx.try_recv() == 7);
+}
+
+TEST_CASE("blocking: a stop request cancels a send that is waiting and hands its value back") {
+    linked = 0;
+    auto channel = cochan::mpmc::bounded<int>(1);
+    auto& tx = channel.first;
+    auto& rx = channel.second;
+    REQUIRE(tx.try_send(1)); // full: the blocking send must wait
+    std::stop_source stop;
+    std::atomic<int> value_back{-1};
+    std::thread sender([&] {
+        auto r = tx.blocking_send(2, stop.get_token());
+        value_back =
+            r ? 100 : (r.error().reason == cochan::send_errc::cancelled ? r.error().value : -2);
+    });
+    wait_linked(1);
+    stop.request_stop();
+    sender.join();
+    CHECK(value_back == 2);
+    // The cancelled send left the buffer as it was: its value did not slip in.
+    CHECK(*rx.try_recv() == 1);
+    CHECK(rx.try_recv().error() == cochan::recv_errc::empty);
+}
+
+TEST_CASE("blocking: a stop requested before the call cancels it without linking") {
+    linked = 0;
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    std::stop_source stop;
+    stop.request_stop();
+    auto r = rx.blocking_recv(stop.get_token());
+    REQUIRE(!r);
+    CHECK(r.error() == cochan::recv_errc::cancelled);
+    REQUIRE(tx.try_send(1));
+    auto s = tx.blocking_send(2, stop.get_token());
+    REQUIRE(!s);
+    CHECK(s.error().reason == cochan::send_errc::cancelled);
+    CHECK(s.error().value == 2);
+    CHECK(linked == 0); // neither call linked
+    CHECK(*rx.try_recv() == 1);
+}
+
+TEST_CASE("blocking: a deadline call that waits, woken by a value before the deadline") {
+    // blocking_recv_until links and waits like blocking_recv: a value sent once it waits is
+    // granted to it (no timeout, no cancellation).
+    linked = 0;
+    auto [tx, rx] = cochan::spmc::unbounded<int>();
+    std::atomic<int> got{-1};
+    std::thread receiver([&, rx = rx] {
+        auto r = rx.blocking_recv_for(std::chrono::hours(1));
+        got = r ? *r : -static_cast<int>(r.error()) - 2;
+    });
+    wait_linked(1);
+    REQUIRE(tx.send(5));
+    receiver.join();
+    CHECK(got == 5);
+}
