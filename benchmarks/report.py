@@ -309,20 +309,33 @@ def targets(rows, summary):
         out.append(f"- SPMC ≤ 0.5x the fastest peer: {len(met)} of {len(ratios)} 1P rows; worst "
                    f"{worst['queue']}/{worst['runtime']}/{worst['topology']} at "
                    f"{worst['ratio']:.2f}x (vs {worst['best'][0]}).")
-    cur = []
-    for r in ratios:
-        limit = summary.get(f"ecosystem/{r['queue']}/current/limit/1p1c")
-        ours = r["cells"].get("cochan_spmc")
-        if r["runtime"] == "current" and limit and ours:
-            cur.append(ours[0] / limit[0])
+    def over_limit(limit_impl):
+        """cochan SPMC / the limit row, on the current rows."""
+        out = []
+        for r in ratios:
+            limit = summary.get(f"ecosystem/{r['queue']}/current/{limit_impl}/1p1c")
+            ours = r["cells"].get("cochan_spmc")
+            if r["runtime"] == "current" and limit and ours:
+                out.append(ours[0] / limit[0])
+        return out
+
+    cur = over_limit("limit")
     if cur:
         out.append(f"- current rows within 3x of `limit`: {sum(x <= 3 for x in cur)} of {len(cur)}"
                    f" (SPMC/limit from {min(cur):.1f}x to {max(cur):.1f}x).")
+    mc = over_limit("limit_moodycamel")
+    if mc:
+        out.append(f"- current rows ≤ 1.5x the single-thread limit (issue 14: moodycamel on one "
+                   f"thread, `limit_moodycamel`): {sum(x <= 1.5 for x in mc)} of {len(mc)} "
+                   f"(SPMC/limit_moodycamel from {min(mc):.2f}x to {max(mc):.2f}x).")
     micro = {n: v[0] * 1e6 for n, v in summary.items() if n.startswith("micro/")}
     tp = [v for n, v in micro.items() if "/try_pair/" in n]
     ho = [v for n, v in micro.items() if "/handoff/" in n]
     if tp:
-        out.append(f"- uncontended try_send+try_recv < 10 ns: {max(tp):.1f} ns at worst.")
+        floor = micro.get("micro/lock_pair_baseline")
+        out.append(f"- uncontended try_send+try_recv < 10 ns: {max(tp):.1f} ns at worst"
+                   + (f" (two empty sections of the channel's lock alone, `lock_pair_baseline`: "
+                      f"{floor:.1f} ns)" if floor is not None else "") + ".")
     if ho:
         out.append(f"- suspend/resume hand-off < 50 ns: {max(ho):.1f} ns at worst.")
     mt = [(e[2]["round_ratio"], f"{q}/{rt}/{t}")
@@ -449,6 +462,9 @@ def main():
     limits = ", ".join(
         f"{q} {summary[f'ecosystem/{q}/current/limit/1p1c'][0]:.3f} ms" for q in QUEUES
         if f"ecosystem/{q}/current/limit/1p1c" in summary)
+    mc_limits = ", ".join(
+        f"{q} {summary[f'ecosystem/{q}/current/limit_moodycamel/1p1c'][0]:.3f} ms" for q in QUEUES
+        if f"ecosystem/{q}/current/limit_moodycamel/1p1c" in summary)
 
     text = "\n\n".join([
         f"Measured {sh('date -u +%Y-%m-%d')} by `benchmarks/run.sh` ({args.settings}).",
@@ -465,7 +481,10 @@ def main():
         "unbounded rows use capacity 16,384 (as Asio's use 16,384 + C). "
         "ratio = cochan SPMC "
         "(MPMC on 8P rows) / fastest peer; vs limit = the same over the `limit` row "
-        f"({limits}).\n\n" + table_ecosystem(rows, summary),
+        f"({limits})"
+        + (f"; the single-thread limit of issue 14, `limit_moodycamel` (moodycamel's "
+           f"ConcurrentQueue filled and drained on one thread): {mc_limits}" if mc_limits else "")
+        + ".\n\n" + table_ecosystem(rows, summary),
         "### Issue 4 and 14 targets in this run\n\n" + targets(rows, summary),
         *(["### cochan through the Asio adapter beside Asio's channel: ms per batch\n\n"
            "`use_awaitable` on both sides, 1 producer; ratio = cochan / Asio's channel (issue "

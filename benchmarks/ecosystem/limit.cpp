@@ -1,9 +1,17 @@
-// The `limit` row: the same 16,384 values pushed into and popped from a plain single-threaded
-// ring, with no channel, no synchronisation and no task switch. The floor no channel can beat.
+// The limit rows, one thread, no task switch:
 //
-// bounded:   a 64-slot ring; the "producer" fills it, the "consumer" drains it, repeated.
-// unbounded: a 16,384-slot ring; everything is pushed, then everything is popped.
+// `limit`: the same 16,384 values pushed into and popped from a plain single-threaded ring,
+// with no channel and no synchronisation. The floor no channel can beat.
+//   bounded:   a 64-slot ring; the "producer" fills it, the "consumer" drains it, repeated.
+//   unbounded: a 16,384-slot ring; everything is pushed, then everything is popped.
+//
+// `limit_moodycamel`: the same pushes and pops, in the same order, through moodycamel's
+// lock-free `ConcurrentQueue` (a producer token and a consumer token, made before the timed
+// region), still on one thread: what a thread-safe queue costs per value when nothing waits
+// and nothing switches. Issue 14 defines its "single-thread limit" this way.
 #include "ecosystem.hpp"
+
+#include <concurrentqueue/concurrentqueue.h>
 
 #include <cstdint>
 #include <vector>
@@ -35,10 +43,39 @@ class limit_case {
     tally* tally_ = nullptr;
 };
 
+class limit_moodycamel_case {
+  public:
+    limit_moodycamel_case(queue_kind q, topology, unsigned)
+        : batch_(q == queue_kind::bounded ? bounded_capacity : total_values) {}
+
+    void prepare(tallies& t) { tally_ = &t[0]; }
+
+    void run() {
+        std::uint64_t next = 1;
+        while (next <= total_values) {
+            for (std::uint64_t i = 0; i < batch_ && next <= total_values; ++i) {
+                if (!queue_.enqueue(producer_, next++)) bench::fatal("limit_moodycamel: enqueue");
+            }
+            std::uint64_t v = 0;
+            while (queue_.try_dequeue(consumer_, v)) tally_->add(v);
+        }
+    }
+
+  private:
+    std::uint64_t batch_; // values pushed before they are all popped
+    moodycamel::ConcurrentQueue<std::uint64_t> queue_{total_values};
+    moodycamel::ProducerToken producer_{queue_};
+    moodycamel::ConsumerToken consumer_{queue_};
+    tally* tally_ = nullptr;
+};
+
 } // namespace
 
 void register_limit() {
-    for (queue_kind q : queue_kinds) add<limit_case>(q, coroutine_runtimes[0], "limit", {1, 1});
+    for (queue_kind q : queue_kinds) {
+        add<limit_case>(q, coroutine_runtimes[0], "limit", {1, 1});
+        add<limit_moodycamel_case>(q, coroutine_runtimes[0], "limit_moodycamel", {1, 1});
+    }
 }
 
 } // namespace bench::eco

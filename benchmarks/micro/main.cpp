@@ -12,12 +12,17 @@
 //                                        iteration includes making the std::stop_source)
 //   micro/stop_token_baseline            std::stop_source + std::stop_callback + request_stop()
 //                                        alone: the part of cancel_recv that is not cochan's
+//   micro/lock_pair_baseline             two empty sections of the channel's lock (one
+//                                        compare-and-swap and one store each), nothing inside:
+//                                        the floor of try_pair, which takes the lock twice
 //   micro/blocking_pingpong/<kind>       two OS threads bounce a value through two channels with
 //                                        blocking_send / blocking_recv: one round trip (two
 //                                        hand-offs, each waking a blocked thread)
 //   micro/mutex_cv_pingpong              the same round trip through two mutex + condition
 //                                        variable slots: the reference for blocking_pingpong
 #include "../common/channels.hpp"
+
+#include <cochan/detail/lock.hpp>
 
 #include <condition_variable>
 #include <coroutine>
@@ -140,6 +145,23 @@ void stop_token_baseline(benchmark::State& state) {
     if (calls != static_cast<std::uint64_t>(state.iterations())) fatal("baseline: callback lost");
 }
 
+/// Two empty lock sections per iteration: what try_pair's two sections cost without the
+/// channel around them (the locked compare-and-swap of each dominates).
+void lock_pair_baseline(benchmark::State& state) {
+    cochan::detail::channel_lock lock;
+    std::uint64_t sections = 0;
+    for (auto _ : state) {
+        for (int i = 0; i < 2; ++i) {
+            cochan::detail::lock_section section(lock);
+            ++sections;
+            benchmark::ClobberMemory(); // the sections stay apart, each with its store
+        }
+    }
+    if (sections != 2 * static_cast<std::uint64_t>(state.iterations())) {
+        fatal("baseline: a section was lost");
+    }
+}
+
 // ---- blocking ping-pong -----------------------------------------------------------------------
 
 template <bool Multi> void blocking_pingpong(benchmark::State& state) {
@@ -224,6 +246,7 @@ int main(int argc, char** argv) {
     RegisterBenchmark("micro/cancel_recv/spmc", cancel_recv<false>);
     RegisterBenchmark("micro/cancel_recv/mpmc", cancel_recv<true>);
     RegisterBenchmark("micro/stop_token_baseline", stop_token_baseline);
+    RegisterBenchmark("micro/lock_pair_baseline", lock_pair_baseline);
     // Real time: the work is split across two threads.
     RegisterBenchmark("micro/blocking_pingpong/spmc", blocking_pingpong<false>)->UseRealTime();
     RegisterBenchmark("micro/blocking_pingpong/mpmc", blocking_pingpong<true>)->UseRealTime();
