@@ -428,9 +428,14 @@ def machine(compiler, results_dir):
         v = sh(f"dpkg-query -W -f='${{Version}}' {p} 2>/dev/null")
         pkgs.append(f"{p} {v or '?'}")
     cc = sh(f"{compiler} --version | head -1") if compiler else "?"
-    rev = sh("git rev-parse --short HEAD 2>/dev/null") or "?"
-    dirty = sh("git status --porcelain -- include 2>/dev/null")
-    rev += " with uncommitted changes under include/" if dirty else ""
+    recorded = os.path.join(results_dir, "revision.txt")  # run.sh: the revision it built
+    if os.path.exists(recorded):
+        with open(recorded, encoding="utf-8") as f:
+            rev = f.read().strip()
+    else:  # an older results directory: the checkout now, which may have moved on since
+        rev = sh("git rev-parse --short HEAD 2>/dev/null") or "?"
+        dirty = sh("git status --porcelain -- include 2>/dev/null")
+        rev += " with uncommitted changes under include/" if dirty else ""
     return (f"- CPU: {cpu}, {os.cpu_count()} logical cores (shared, noisy machine)\n"
             f"- Kernel: Linux {platform.release()}; {sh('. /etc/os-release; echo $PRETTY_NAME')}\n"
             f"- Compiler: {cc}, Release (-O3 -DNDEBUG)\n"

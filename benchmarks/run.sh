@@ -54,6 +54,11 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=
     -DCOCHAN_INSTALL=OFF >/dev/null
 grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$cache" ||
     { echo "run.sh: $build is not a Release build; remove it and run again" >&2; exit 1; }
+# The revision the binaries are built from, taken now: edits made while the rounds run must not
+# be credited to them (report.py prints it from the results directory).
+revision="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+[[ -z $(git status --porcelain -- include benchmarks 2>/dev/null) ]] ||
+    revision+=" with uncommitted changes under include/ or benchmarks/"
 cmake --build "$build" -j2 --target ecosystem_bench micro_bench
 
 # The Rust and Go peers: one build for every compiler's run (they do not depend on it). A
@@ -72,6 +77,7 @@ fi
 
 out=$build/results/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
+echo "$revision" >"$out/revision.txt"
 if ((peers)) && [[ -f $peers_dir/versions.txt ]]; then
     cp "$peers_dir/versions.txt" "$out/peers-versions.txt" # for report.py's machine lines
 fi
