@@ -10,6 +10,10 @@
 //   micro/cancel_recv/<kind>             a receiver coroutine waits in recv(token); request_stop()
 //                                        completes it with `cancelled` and it resumes inline (the
 //                                        iteration includes making the std::stop_source)
+//   micro/recv_buffered/<none,token>     a parked receiver coroutine is resumed and awaits
+//                                        recv() (none) or recv(token) with a token that can be
+//                                        stopped but is not (token), finding the value that
+//                                        try_send just buffered: a receive that does not wait
 //   micro/stop_token_baseline            std::stop_source + std::stop_callback + request_stop()
 //                                        alone: the part of cancel_recv that is not cochan's
 //   micro/lock_pair_baseline             two empty sections of the channel's lock (one
@@ -85,6 +89,51 @@ template <bool Multi, bool Bounded, unsigned Waiters> void handoff(benchmark::St
     tx.close(); // every receiver finishes and frees itself
     if (received != v) fatal("handoff: a value was not handed to a waiting receiver");
     if (!rx.empty()) fatal("handoff: values were buffered instead of handed off");
+}
+
+// ---- a receive that finds a value, with and without a stop token ---------------------------
+
+struct buffered_rounds {
+    std::coroutine_handle<> parked;
+    bool finished = false;
+    std::uint64_t sum = 0;
+};
+
+struct park_buffered {
+    buffered_rounds& rounds;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { rounds.parked = h; }
+    void await_resume() const noexcept {}
+};
+
+/// Each time it is resumed, receives one value (already buffered) with `token`, then parks.
+template <class Rx> task buffered_receiver(Rx rx, buffered_rounds& rounds, std::stop_token token) {
+    for (;;) {
+        co_await park_buffered{rounds};
+        if (rounds.finished) break;
+        auto r = co_await rx.recv(token);
+        if (!r) fatal("recv_buffered: the buffered value was not received");
+        rounds.sum += *r;
+    }
+}
+
+template <bool WithToken> void recv_buffered(benchmark::State& state) {
+    auto [tx, rx] = make_channel<false, true>();
+    std::stop_source source; // never stopped: its token only makes a stop possible
+    buffered_rounds rounds;
+    buffered_receiver(rx, rounds, WithToken ? source.get_token() : std::stop_token{})
+        .handle()
+        .resume(); // parks
+    std::uint64_t v = 0;
+    std::uint64_t sum = 0;
+    for (auto _ : state) {
+        if (!tx.try_send(++v)) fatal("recv_buffered: try_send failed");
+        sum += v;
+        rounds.parked.resume(); // receives it and parks again
+    }
+    rounds.finished = true;
+    rounds.parked.resume(); // ends the receiver
+    if (rounds.sum != sum) fatal("recv_buffered: a value was lost");
 }
 
 // ---- cancellation -----------------------------------------------------------------------------
@@ -245,6 +294,8 @@ int main(int argc, char** argv) {
     RegisterBenchmark("micro/wake_one_of_8/mpmc/bounded", handoff<true, true, 8>);
     RegisterBenchmark("micro/cancel_recv/spmc", cancel_recv<false>);
     RegisterBenchmark("micro/cancel_recv/mpmc", cancel_recv<true>);
+    RegisterBenchmark("micro/recv_buffered/none", recv_buffered<false>);
+    RegisterBenchmark("micro/recv_buffered/token", recv_buffered<true>);
     RegisterBenchmark("micro/stop_token_baseline", stop_token_baseline);
     RegisterBenchmark("micro/lock_pair_baseline", lock_pair_baseline);
     // Real time: the work is split across two threads.

@@ -120,6 +120,32 @@ TEMPLATE_TEST_CASE("cancelling a send before its grant hands the value back and 
     CHECK(counted::live() == 0);
 }
 
+TEMPLATE_TEST_CASE("a send with a stop token: a free slot takes it at once unless the token is "
+                   "already stopped",
+                   "[bounded]", spmc_bounded<int>, mpmc_bounded<int>) {
+    // The first step runs in await_ready with a token too: it must still honour a token that
+    // is already stopped (cancelled, value back, the free slot left free), and a live token
+    // must not keep a send that finds a free slot from completing at once.
+    auto [tx, rx] = TestType::make(1);
+    manual_scheduler sched;
+    std::stop_source stopped;
+    stopped.request_stop();
+    auto refused = send_via(tx, 1, sched, stopped.get_token());
+    REQUIRE(refused.done());
+    REQUIRE_FALSE(refused.result());
+    CHECK(refused.result().error().reason == cochan::send_errc::cancelled);
+    CHECK(refused.result().error().value == 1);
+    CHECK(rx.size() == 0);
+
+    std::stop_source live;
+    auto sent = send_via(tx, 2, sched, live.get_token());
+    REQUIRE(sent.done());
+    CHECK(sent.result());
+    CHECK(sched.posted_total() == 0); // completed without suspending
+    live.request_stop();              // after completion: no effect
+    CHECK(*rx.try_recv() == 2);
+}
+
 TEMPLATE_TEST_CASE("a stop request after the slot grant does not cancel the send", "[bounded]",
                    spmc_bounded<counted>, mpmc_bounded<counted>) {
     counted::reset();

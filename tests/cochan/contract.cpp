@@ -167,6 +167,29 @@ TEMPLATE_TEST_CASE("a stop token already stopped cancels without touching the ch
     CHECK(*rx.try_recv() == 1);
 }
 
+TEMPLATE_TEST_CASE("a receive with a live stop token takes a buffered value at once", "[contract]",
+                   COCHAN_ALL_KINDS(int)) {
+    // The first step (await_ready) runs with a token too: the value is taken without
+    // suspending, and the token, stopped afterwards, cancels only the next receive, which
+    // waits on the empty channel.
+    auto [tx, rx] = TestType::make();
+    REQUIRE(push(tx, 1));
+    manual_scheduler sched;
+    std::stop_source stop;
+    auto t = recv_via(rx, sched, stop.get_token());
+    REQUIRE(t.done());
+    CHECK(*t.result() == 1);
+    CHECK(sched.posted_total() == 0);
+    auto next = recv_via(rx, sched, stop.get_token());
+    REQUIRE_FALSE(next.done());
+    stop.request_stop();
+    sched.run_all();
+    REQUIRE(next.done());
+    CHECK(next.result().error() == cochan::recv_errc::cancelled);
+    REQUIRE(push(tx, 2)); // nothing was left linked: the value is buffered
+    CHECK(*rx.try_recv() == 2);
+}
+
 TEMPLATE_TEST_CASE("sender disconnection wakes every receiver once", "[contract]",
                    COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();

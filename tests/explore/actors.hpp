@@ -684,8 +684,8 @@ template <class Op> struct tracked {
     actor_info* self;
     Op* op;
 
-    /// A receive or send without a stop token that finds a value (a free cell) completes here,
-    /// in the operation's await_ready, without linking or suspending: the per-operation flags
+    /// A receive or send whose token is not stopped that finds a value (a free cell) completes
+    /// here, in the operation's await_ready, without linking or suspending: the per-operation flags
     /// that begin_linking() would have reset are reset here.
     bool await_ready() {
         if (!op->await_ready()) return false;

@@ -187,10 +187,10 @@ template <class State> class blocking_op : public State {
 /// nor movable. Thread safety: one awaitable is awaited by one coroutine.
 ///
 /// Two ways through it:
-/// - at once (await_ready, a receive without a stop token on a queue that `starts_in_await_ready`,
-///   when a value seems buffered): take_at_once() moves the value into `value_`, or finds the
-///   channel ended, in one lock section; await_resume hands it over. No operation state is
-///   built: this is the path of a consumer that drains a buffer.
+/// - at once (await_ready, a receive whose token is not stopped, on a queue that
+///   `starts_in_await_ready`, when a value seems buffered): take_at_once() moves the value into
+///   `value_`, or finds the channel ended, in one lock section; await_resume hands it over. No
+///   operation state is built: this is the path of a consumer that drains a buffer.
 /// - waiting (everything else): a receive operation state (detail/op_state.hpp), constructed in
 ///   await_suspend inside `waiting_`, runs the protocol: link, grant, cancellation, give-back.
 template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_awaitable {
@@ -239,13 +239,16 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_aw
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
-    /// A receive without a stop token that finds a value (or the end) completes here, before
-    /// the coroutine suspends, in one lock section. With a token the stop callback must be
-    /// registered before the lock is taken, so await_suspend does everything (as does a receive
-    /// that will wait: see value_hint).
+    /// A receive that finds a value (or the end) completes here, before the coroutine
+    /// suspends, in one lock section, with or without a stop token: no stop callback is
+    /// registered for an operation that does not wait. A token already stopped leaves it to
+    /// await_suspend, whose stop callback cancels it without taking anything (docs/design.md);
+    /// a stop requested after this check races with the take, and the take may win, as it may
+    /// against a stop requested while a waiting receive is granted. A receive that will wait
+    /// starts in await_suspend too (see value_hint).
     COCHAN_DETAIL_INLINE bool await_ready() {
         if constexpr (Queue::starts_in_await_ready) {
-            if (token_.stop_possible() || !queue_->value_hint()) return false;
+            if (token_.stop_requested() || !queue_->value_hint()) return false;
             // Another thread may take the value here: the hint is stale, and take_at_once()
             // finds nothing (await_suspend follows).
             COCHAN_DETAIL_INTERLEAVE(ready_after_hint);
@@ -420,11 +423,13 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_aw
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
 
-    /// As recv_awaitable::await_ready: a send without a stop token that finds a free cell (or
-    /// a receiver waiting, or a closed channel) completes here. A full channel, or senders
-    /// waiting ahead of this one, leave it to await_suspend, which links behind them.
+    /// As recv_awaitable::await_ready: a send that finds a free cell (or a receiver waiting, or
+    /// a closed channel) completes here, with or without a stop token; a token already stopped
+    /// leaves it to await_suspend, which cancels it with the value back (or reports a closed
+    /// sender). A full channel, or senders waiting ahead of this one, leave it to
+    /// await_suspend, which links behind them.
     COCHAN_DETAIL_INLINE bool await_ready() {
-        if (token_.stop_possible()) return false;
+        if (token_.stop_requested()) return false;
         if (closed_) {
             step_ = step::refused;
             return true;
