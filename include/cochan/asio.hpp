@@ -32,6 +32,7 @@
 #include <asio/is_executor.hpp>
 #include <asio/post.hpp>
 #include <asio/query.hpp>
+#include <asio/redirect_error.hpp>
 #include <asio/system_executor.hpp>
 #include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>

@@ -29,6 +29,7 @@
 #include <boost/asio/is_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/query.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/system_executor.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>

@@ -421,8 +421,8 @@ struct turn_probe {
 };
 
 /// One of each operation that completes at once (a value buffered, a permit free), with each
-/// completion convention and both awaitable tokens, each preceded by `probe.arm()`; appends
-/// `probe.turned()` after each.
+/// completion convention and the awaitable tokens (bare, as_tuple, redirect_error), each preceded
+/// by `probe.arm()`; appends `probe.turned()` after each.
 asio::awaitable<void> one_of_each(turn_probe& probe, std::vector<bool>& turned) {
     // Every value is taken, so the queues end empty with their endpoints alive until the end.
     auto [btx, brx] = cochan::spmc::bounded<int>(4);
@@ -467,7 +467,22 @@ asio::awaitable<void> one_of_each(turn_probe& probe, std::vector<bool>& turned) 
     turned.push_back(probe.turned());
     REQUIRE(got);
     CHECK(*got == 5);
-    CHECK(*brx.try_recv() == 6);
+    // redirect_error(use_awaitable, ec), the other usual form, completes inline too, and clears
+    // a code the variable held before.
+    adapter::error_code ec_out = cochan::recv_errc::cancelled;
+    probe.arm();
+    auto unsent_again =
+        co_await async_send_ec(btx, 7, asio::redirect_error(asio::use_awaitable, ec_out));
+    turned.push_back(probe.turned());
+    CHECK_FALSE(ec_out);
+    CHECK_FALSE(unsent_again);
+    ec_out = cochan::recv_errc::cancelled;
+    probe.arm();
+    int x = co_await async_recv_ec(brx, asio::redirect_error(asio::use_awaitable, ec_out));
+    turned.push_back(probe.turned());
+    CHECK_FALSE(ec_out);
+    CHECK(x == 6);
+    CHECK(*brx.try_recv() == 7);
     CHECK(*urx.try_recv() == 4);
 }
 
@@ -482,7 +497,7 @@ TEST_CASE("asio inline: use_awaitable resumes at once when the operation complet
     inline_budget::reset(); // the budget is per thread: earlier tests on it may have spent some
     asio::co_spawn(io, one_of_each(probe, turned), asio::detached);
     io.run();
-    CHECK(turned == std::vector<bool>(8, false));
+    CHECK(turned == std::vector<bool>(10, false));
 }
 
 TEST_CASE("asio inline: a coroutine that can be cancelled takes the posted path",
@@ -497,7 +512,7 @@ TEST_CASE("asio inline: a coroutine that can be cancelled takes the posted path"
     io.run();
     // Each completion was posted, so a cancellation before it ran could still hand a received
     // value back (the || tests above and below).
-    CHECK(turned == std::vector<bool>(8, true));
+    CHECK(turned == std::vector<bool>(10, true));
 }
 
 TEST_CASE("asio inline: at most inline_budget::limit inline completions in a row on a thread",

@@ -1046,7 +1046,8 @@ template <convention C> struct initiate_send {
 // Asio's rules ask of an asynchronous operation: for a callback that is what keeps it from
 // running inside its caller. With `use_awaitable` there is no callback: the "handler" resumes
 // the awaiting coroutine, and the post only puts a scheduler turn between the channel step and
-// that resumption. So with the `use_awaitable` token, bare or in `as_tuple` (inline_token),
+// that resumption. So with the `use_awaitable` token, bare or in `as_tuple` or `redirect_error`
+// (inline_token),
 // the functions below return an awaitable of the adapter's own (a coroutine of Asio's awaitable
 // type): it first does the channel step without waiting (try_recv / try_send) and, if that
 // succeeds, returns the outcome to the awaiting coroutine at once: no operation object, no handler,
@@ -1084,14 +1085,20 @@ struct inline_budget {
     }
 };
 
-/// The tokens whose operations may complete inline: `use_awaitable`, and `as_tuple` around it
-/// where the library has `as_tuple`. `complete(args...)` is what the awaitable returns for a
-/// completion with `args` (only ever a success: a clear code, or a result holding a value).
+/// The tokens whose operations may complete inline: `use_awaitable`, `as_tuple` around it
+/// where the library has `as_tuple`, and `redirect_error` around it. `complete(token, args...)`
+/// is what the awaitable returns for a completion with `args` (only ever a success: a clear
+/// code, or a result holding a value).
 template <class Token> struct inline_token : std::false_type {};
 template <class Executor> struct inline_token<net::use_awaitable_t<Executor>> : std::true_type {
     // use_awaitable returns the one argument, or the one after the error code.
-    template <class A> static std::decay_t<A> complete(A&& a) { return std::forward<A>(a); }
-    template <class A> static std::decay_t<A> complete(error_code /*clear*/, A&& a) {
+    template <class A>
+    static std::decay_t<A> complete(const net::use_awaitable_t<Executor>&, A&& a) {
+        return std::forward<A>(a);
+    }
+    template <class A>
+    static std::decay_t<A> complete(const net::use_awaitable_t<Executor>&, error_code /*clear*/,
+                                    A&& a) {
         return std::forward<A>(a);
     }
 };
@@ -1099,11 +1106,24 @@ template <class Executor> struct inline_token<net::use_awaitable_t<Executor>> : 
 template <class Executor>
 struct inline_token<COCHAN_ASIO_AS_TUPLE<net::use_awaitable_t<Executor>>> : std::true_type {
     // as_tuple packs every argument.
-    template <class... A> static std::tuple<std::decay_t<A>...> complete(A&&... a) {
+    template <class... A>
+    static std::tuple<std::decay_t<A>...>
+    complete(const COCHAN_ASIO_AS_TUPLE<net::use_awaitable_t<Executor>>&, A&&... a) {
         return std::tuple<std::decay_t<A>...>(std::forward<A>(a)...);
     }
 };
 #endif
+template <class Executor>
+struct inline_token<net::redirect_error_t<net::use_awaitable_t<Executor>>> : std::true_type {
+    // redirect_error stores the code in the caller's variable and returns the rest, as
+    // use_awaitable does. Only the `_ec` operations complete with a code first.
+    template <class A>
+    static std::decay_t<A> complete(const net::redirect_error_t<net::use_awaitable_t<Executor>>& t,
+                                    error_code ec, A&& a) {
+        t.ec_ = ec;
+        return std::forward<A>(a);
+    }
+};
 template <class Token> inline constexpr bool awaitable_token = inline_token<Token>::value;
 
 /// async_recv / async_recv_ec with an awaitable token (see above).
@@ -1118,9 +1138,9 @@ typename net::async_result<Token, Signature>::return_type recv_awaitable(op_sour
             if (r) {
                 inline_budget::spend();
                 if constexpr (C == convention::result) {
-                    co_return inline_token<Token>::complete(std::move(r));
+                    co_return inline_token<Token>::complete(token, std::move(r));
                 } else {
-                    co_return inline_token<Token>::complete(error_code(), std::move(*r));
+                    co_return inline_token<Token>::complete(token, error_code(), std::move(*r));
                 }
             }
         }
@@ -1141,9 +1161,9 @@ send_awaitable(op_source<Queue> source, typename Queue::value_type value, Token 
             source.queue->try_send(value) == Queue::send_status::ok) {
             inline_budget::spend();
             if constexpr (C == convention::result) {
-                co_return inline_token<Token>::complete(send_result<T>(std::in_place));
+                co_return inline_token<Token>::complete(token, send_result<T>(std::in_place));
             } else {
-                co_return inline_token<Token>::complete(error_code(), std::optional<T>());
+                co_return inline_token<Token>::complete(token, error_code(), std::optional<T>());
             }
         }
     }
@@ -1279,9 +1299,9 @@ template <convention C> struct initiate_select {
 /// continuation of the completing thread's work; see post_to_executor), never inside the
 /// initiating function or the channel's lock; while the operation waits it keeps work on that
 /// executor. Memory comes from the handler's associated allocator, also for the post. With the
-/// `use_awaitable` token (or `as_tuple(use_awaitable)`), a value found at once may instead
-/// continue the coroutine inline, when no cancellation can reach it (see "use_awaitable:
-/// completing inline").
+/// `use_awaitable` token (or `as_tuple(use_awaitable)`, `redirect_error(use_awaitable, ec)`), a
+/// value found at once may instead continue the coroutine inline, when no cancellation can
+/// reach it (see "use_awaitable: completing inline").
 ///
 /// Cancellation (the handler's cancellation slot; terminal, partial and total alike): a
 /// waiting operation completes with `recv_errc::cancelled`. An operation already granted a
