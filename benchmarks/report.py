@@ -464,12 +464,13 @@ def main():
         print(table_adapter(summary, before))
         return
     rows = ecosystem_rows(summary)
-    limits = ", ".join(
-        f"{q} {summary[f'ecosystem/{q}/current/limit/1p1c'][0]:.3f} ms" for q in QUEUES
-        if f"ecosystem/{q}/current/limit/1p1c" in summary)
-    mc_limits = ", ".join(
-        f"{q} {summary[f'ecosystem/{q}/current/limit_moodycamel/1p1c'][0]:.3f} ms" for q in QUEUES
-        if f"ecosystem/{q}/current/limit_moodycamel/1p1c" in summary)
+    def limit_times(impl):
+        """The limit row's time per queue, as the description of the table gives it."""
+        names = {q: f"ecosystem/{q}/current/{impl}/1p1c" for q in QUEUES}
+        return ", ".join(f"{q} {summary[n][0]:.3f} ms" for q, n in names.items() if n in summary)
+
+    limits = limit_times("limit")
+    mc_limits = limit_times("limit_moodycamel")
 
     text = "\n\n".join([
         f"Measured {sh('date -u +%Y-%m-%d')} by `benchmarks/run.sh` ({args.settings}).",

@@ -99,17 +99,18 @@ struct buffered_rounds {
     std::uint64_t sum = 0;
 };
 
-struct park_buffered {
-    buffered_rounds& rounds;
+/// Suspends the coroutine and leaves its handle in `slot`, for the benchmark to resume.
+struct park {
+    std::coroutine_handle<>& slot;
     bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) const noexcept { rounds.parked = h; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { slot = h; }
     void await_resume() const noexcept {}
 };
 
 /// Each time it is resumed, receives one value (already buffered) with `token`, then parks.
 template <class Rx> task buffered_receiver(Rx rx, buffered_rounds& rounds, std::stop_token token) {
     for (;;) {
-        co_await park_buffered{rounds};
+        co_await park{rounds.parked};
         if (rounds.finished) break;
         auto r = co_await rx.recv(token);
         if (!r) fatal("recv_buffered: the buffered value was not received");
@@ -146,16 +147,9 @@ struct cancel_rounds {
     std::uint64_t cancelled = 0;
 };
 
-struct park {
-    cancel_rounds& rounds;
-    bool await_ready() const noexcept { return false; }
-    void await_suspend(std::coroutine_handle<> h) const noexcept { rounds.parked = h; }
-    void await_resume() const noexcept {}
-};
-
 template <class Rx> task cancelled_receiver(Rx rx, cancel_rounds& rounds) {
     for (;;) {
-        co_await park{rounds};
+        co_await park{rounds.parked};
         if (!rounds.token) break;
         auto r = co_await rx.recv(*rounds.token);
         if (r || r.error() != cochan::recv_errc::cancelled) fatal("cancel: not cancelled");
