@@ -14,6 +14,10 @@
 //                                        recv() (none) or recv(token) with a token that can be
 //                                        stopped but is not (token), finding the value that
 //                                        try_send just buffered: a receive that does not wait
+//   micro/blocking_buffered/<none,token> blocking_send into a free cell, then blocking_recv of
+//                                        that value, on one thread, without a token (none) or
+//                                        with one that can be stopped but is not (token): a
+//                                        blocking pair that never blocks
 //   micro/stop_token_baseline            std::stop_source + std::stop_callback + request_stop()
 //                                        alone: the part of cancel_recv that is not cochan's
 //   micro/lock_pair_baseline             two empty sections of the channel's lock (one
@@ -25,25 +29,21 @@
 //   micro/mutex_cv_pingpong              the same round trip through two mutex + condition
 //                                        variable slots: the reference for blocking_pingpong
 #include "../common/channels.hpp"
+#include "blocking.hpp"
 
 #include <cochan/detail/lock.hpp>
 
-#include <condition_variable>
 #include <coroutine>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <stop_token>
-#include <thread>
 #include <utility>
 #include <vector>
 
 namespace {
 
 using bench::fatal;
-using bench::has_blocking_api;
 using bench::make_channel;
-using bench::receiver_t;
 using bench::task;
 
 /// A non-waiting send: try_send on a bounded channel, send on an unbounded one.
@@ -205,73 +205,6 @@ void lock_pair_baseline(benchmark::State& state) {
     }
 }
 
-// ---- blocking ping-pong -----------------------------------------------------------------------
-
-template <bool Multi> void blocking_pingpong(benchmark::State& state) {
-    if constexpr (has_blocking_api<receiver_t<Multi, true>>) {
-        auto [ping_tx, ping_rx] = make_channel<Multi, true>(1);
-        auto [pong_tx, pong_rx] = make_channel<Multi, true>(1);
-        std::thread echo([rx = std::move(ping_rx), tx = std::move(pong_tx)]() mutable {
-            while (auto r = rx.blocking_recv()) {
-                if (!tx.blocking_send(*r)) fatal("pingpong: echo send failed");
-            }
-            tx.close();
-        });
-        std::uint64_t v = 0;
-        for (auto _ : state) {
-            if (!ping_tx.blocking_send(++v)) fatal("pingpong: send failed");
-            auto r = pong_rx.blocking_recv();
-            if (!r || *r != v) fatal("pingpong: wrong echo");
-        }
-        ping_tx.close();
-        echo.join();
-    } else {
-        state.SkipWithError("cochan has no blocking API yet (blocking_recv)");
-    }
-}
-
-/// One value slot guarded by a mutex and a condition variable.
-class cv_slot {
-  public:
-    void put(std::uint64_t v) {
-        {
-            std::lock_guard lock(mutex_);
-            value_ = v;
-        }
-        cv_.notify_one();
-    }
-    std::uint64_t take() {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return value_.has_value(); });
-        const std::uint64_t v = *value_;
-        value_.reset();
-        return v;
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::optional<std::uint64_t> value_; // guarded by mutex_
-};
-
-void mutex_cv_pingpong(benchmark::State& state) {
-    cv_slot ping, pong;
-    std::thread echo([&] {
-        for (;;) {
-            const std::uint64_t v = ping.take();
-            if (v == 0) return;
-            pong.put(v);
-        }
-    });
-    std::uint64_t v = 0;
-    for (auto _ : state) {
-        ping.put(++v);
-        if (pong.take() != v) fatal("mutex_cv_pingpong: wrong echo");
-    }
-    ping.put(0);
-    echo.join();
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -292,9 +225,6 @@ int main(int argc, char** argv) {
     RegisterBenchmark("micro/recv_buffered/token", recv_buffered<true>);
     RegisterBenchmark("micro/stop_token_baseline", stop_token_baseline);
     RegisterBenchmark("micro/lock_pair_baseline", lock_pair_baseline);
-    // Real time: the work is split across two threads.
-    RegisterBenchmark("micro/blocking_pingpong/spmc", blocking_pingpong<false>)->UseRealTime();
-    RegisterBenchmark("micro/blocking_pingpong/mpmc", blocking_pingpong<true>)->UseRealTime();
-    RegisterBenchmark("micro/mutex_cv_pingpong", mutex_cv_pingpong)->UseRealTime();
+    micro::register_blocking(); // blocking_buffered, blocking_pingpong, mutex_cv_pingpong
     return bench::run_main(argc, argv);
 }

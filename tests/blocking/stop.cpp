@@ -98,6 +98,56 @@ TEST_CASE("blocking: a stop requested before the call cancels it without linking
     CHECK(*rx.try_recv() == 1);
 }
 
+TEST_CASE("blocking: a stop requested before the call cancels it even when it could complete") {
+    // The first step (a value buffered, a cell free) must not run for a stopped token: the
+    // call is cancelled, takes nothing and hands the value back, as a coroutine's would be.
+    linked = 0;
+    auto [tx, rx] = cochan::spmc::bounded<int>(2);
+    REQUIRE(tx.try_send(1));
+    std::stop_source stop;
+    stop.request_stop();
+    auto r = rx.blocking_recv(stop.get_token());
+    REQUIRE(!r);
+    CHECK(r.error() == cochan::recv_errc::cancelled);
+    auto s = tx.blocking_send(2, stop.get_token()); // one cell free
+    REQUIRE(!s);
+    CHECK(s.error().reason == cochan::send_errc::cancelled);
+    CHECK(s.error().value == 2);
+    CHECK(linked == 0);
+    CHECK(*rx.try_recv() == 1);
+    CHECK(rx.try_recv().error() == cochan::recv_errc::empty);
+}
+
+TEST_CASE("blocking: with a token that can stop, a call that need not wait completes at once") {
+    // A value buffered, a cell free, an ended channel: each call returns without linking, and
+    // the same token, stopped afterwards, still cancels a call that waits.
+    linked = 0;
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    std::stop_source stop;
+    REQUIRE(tx.blocking_send(1, stop.get_token()));
+    auto r = rx.blocking_recv(stop.get_token());
+    REQUIRE(r);
+    CHECK(*r == 1);
+    CHECK(linked == 0);
+    REQUIRE(tx.try_send(2));
+    std::atomic<int> outcome{-1};
+    std::thread sender([&] { // the channel is full: this send links and waits
+        auto s = tx.blocking_send(3, stop.get_token());
+        outcome = s ? 0 : static_cast<int>(s.error().reason) + 1;
+    });
+    wait_linked(1);
+    stop.request_stop();
+    sender.join();
+    CHECK(outcome == static_cast<int>(cochan::send_errc::cancelled) + 1);
+    CHECK(*rx.try_recv() == 2);
+    tx.close();
+    std::stop_source live;
+    auto end = rx.blocking_recv(live.get_token());
+    REQUIRE(!end);
+    CHECK(end.error() == cochan::recv_errc::disconnected);
+    CHECK(linked == 1);
+}
+
 TEST_CASE("blocking: a deadline call that waits, woken by a value before the deadline") {
     // blocking_recv_until links and waits like blocking_recv: a value sent once it waits is
     // granted to it (no timeout, no cancellation).

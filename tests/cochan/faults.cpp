@@ -19,6 +19,7 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <utility>
 #include <vector>
 
@@ -490,6 +491,62 @@ TEMPLATE_TEST_CASE("fault: co_await recv completing at once hands the value back
         // A slot is free (nobody waits to send), so a value whose move threw goes back to the
         // head, whichever of the receive's moves threw: nothing is lost.
         CHECK(drain(rx) == (fired ? std::vector<int>{1, 2} : std::vector<int>{2}));
+        check_usable(tx, rx);
+        return fired;
+    });
+    WARN("faults injected: " << faults);
+}
+
+TEMPLATE_TEST_CASE("fault: a blocking receive completing at once hands the value back at every "
+                   "throwing move",
+                   "[faults][blocking]", COCHAN_ALL_KINDS(throwing_move)) {
+    // Its first step takes the value outside any operation state, with or without a token
+    // that can stop: a move out that throws must put it back at the head.
+    const bool with_token = GENERATE(false, true);
+    CAPTURE(with_token);
+    const int faults = for_every_fault([with_token](int k) {
+        auto [tx, rx] = TestType::make(3);
+        REQUIRE(send_now(tx, 1));
+        REQUIRE(send_now(tx, 2));
+        std::stop_source stop; // never stopped
+        arm(k);
+        int got = threw;
+        try {
+            auto r = rx.blocking_recv(with_token ? stop.get_token() : std::stop_token{});
+            got = r ? r->value : 0;
+        } catch (const std::runtime_error&) {
+        }
+        const bool fired = disarm();
+        CHECK((got == threw) == fired);
+        CHECK(got != 0);
+        CHECK(drain(rx) == (fired ? std::vector<int>{1, 2} : std::vector<int>{2}));
+        check_usable(tx, rx);
+        return fired;
+    });
+    WARN("faults injected: " << faults);
+}
+
+TEMPLATE_TEST_CASE("fault: a blocking send completing at once is strong at every throwing move",
+                   "[faults][blocking]", COCHAN_BOUNDED_KINDS(throwing_move)) {
+    const bool with_token = GENERATE(false, true);
+    CAPTURE(with_token);
+    const int faults = for_every_fault([with_token](int k) {
+        auto [tx, rx] = TestType::make(2);
+        REQUIRE(send_now(tx, 1));
+        std::stop_source stop; // never stopped
+        arm(k);
+        int sent = threw;
+        try {
+            sent = tx.blocking_send(throwing_move(2),
+                                    with_token ? stop.get_token() : std::stop_token{})
+                       ? 1
+                       : 0;
+        } catch (const std::runtime_error&) {
+        }
+        const bool fired = disarm();
+        CHECK((sent == threw) == fired);
+        CHECK(sent != 0); // a cell was free: never `full`
+        CHECK(drain(rx) == (fired ? std::vector<int>{1} : std::vector<int>{1, 2}));
         check_usable(tx, rx);
         return fired;
     });

@@ -9,8 +9,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <stop_token>
 #include <vector>
 
 using namespace cochan_test;
@@ -38,6 +40,45 @@ TEMPLATE_TEST_CASE("move-only values travel through every operation", "[types]",
     REQUIRE_FALSE(back);
     REQUIRE(back.error().value);
     CHECK(*back.error().value == 3);
+}
+
+namespace {
+/// Move-constructible only: a channel needs no assignment of its values (channel_value).
+struct not_assignable {
+    explicit not_assignable(int v) : value(v) {}
+    not_assignable(not_assignable&&) = default;
+    not_assignable& operator=(not_assignable&&) = delete;
+    not_assignable(const not_assignable&) = delete;
+    not_assignable& operator=(const not_assignable&) = delete;
+    int value;
+};
+} // namespace
+
+TEMPLATE_TEST_CASE("values that cannot be assigned travel through the blocking calls too",
+                   "[types][blocking]", (cochan_test::spmc_bounded<not_assignable>),
+                   (cochan_test::mpmc_bounded<not_assignable>)) {
+    // Compiles only if no path of the blocking calls (their first step, the operation state,
+    // the deadline forms) assigns a value; each call below completes at once.
+    auto [tx, rx] = TestType::make(1);
+    REQUIRE(tx.blocking_send(not_assignable(1)));
+    auto full = tx.blocking_send_for(not_assignable(2), std::chrono::milliseconds(0));
+    REQUIRE_FALSE(full);
+    CHECK(full.error().reason == cochan::send_errc::timed_out);
+    CHECK(full.error().value.value == 2);
+    std::stop_source stop;
+    auto a = rx.blocking_recv(stop.get_token());
+    REQUIRE(a);
+    CHECK(a->value == 1);
+    REQUIRE(tx.blocking_send(not_assignable(3), stop.get_token()));
+    auto b = rx.blocking_recv_for(std::chrono::milliseconds(0));
+    REQUIRE(b);
+    CHECK(b->value == 3);
+    tx.close();
+    auto refused = tx.blocking_send(not_assignable(4));
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().reason == cochan::send_errc::disconnected);
+    CHECK(refused.error().value.value == 4);
+    CHECK(rx.blocking_recv().error() == cochan::recv_errc::disconnected);
 }
 
 TEMPLATE_TEST_CASE("counted values: nothing leaks and nothing is destroyed twice", "[types]",

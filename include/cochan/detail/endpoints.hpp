@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <stop_token>
 #include <utility>
 
@@ -271,22 +272,41 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     }
 
     send_result<value_type> blocking(value_type&& v, std::stop_token token) const {
-        blocking_op<send_op_state<Queue>> op(queue(), this->closed_, std::move(v));
-        return op.run(token);
+        return blocking_with(std::move(v), !token.stop_requested(),
+                             [&](auto& op) { return op.run(token); });
     }
     template <class Clock, class Duration>
     send_result<value_type>
     blocking_until(value_type&& v, const std::chrono::time_point<Clock, Duration>& deadline) const {
+        return blocking_with(std::move(v), true, [&](auto& op) { return op.run_until(deadline); });
+    }
+
+    /// A blocking send. Its first step is send()'s await_ready: unless `first_step` is false (a
+    /// token already stopped, which run() cancels with the value back), a send that finds a
+    /// free cell or a closed channel completes here, in one lock section, with no operation
+    /// state, signal or stop callback. Otherwise `wait(op)` runs the operation state `op`.
+    template <class Wait>
+    send_result<value_type> blocking_with(value_type&& v, bool first_step, Wait wait) const {
+        if (first_step && (this->closed_ || queue()->cell_hint())) {
+            using status = typename Queue::send_status;
+            const status s = this->closed_ ? status::disconnected : queue()->try_send(v);
+            if (s != status::full) return outcome_of(s, v); // as send_now: *this untouched
+        }
         blocking_op<send_op_state<Queue>> op(queue(), this->closed_, std::move(v));
-        return op.run_until(deadline);
+        return wait(op);
     }
 
     send_result<value_type> send_now(value_type& v) const {
         Queue* q = this->queue();
         using status = typename Queue::send_status;
-        const status s = this->closed_ ? status::disconnected : q->try_send(v);
-        // Nothing below may touch *this or the queue: try_send resumed any waiter it woke, and
-        // that coroutine may have destroyed this endpoint.
+        // Nothing after try_send may touch *this or the queue: it resumed any waiter it woke,
+        // and that coroutine may have destroyed this endpoint.
+        return outcome_of(this->closed_ ? status::disconnected : q->try_send(v), v);
+    }
+
+    /// A send's result from the queue's status: on `full` or `disconnected`, `v` goes back.
+    static send_result<value_type> outcome_of(typename Queue::send_status s, value_type& v) {
+        using status = typename Queue::send_status;
         switch (s) {
         case status::ok: return send_result<value_type>(std::in_place);
         case status::full:
@@ -356,8 +376,7 @@ template <class Queue> class basic_receiver {
     /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
     /// transition that completes its receive (no polling).
     recv_result<value_type> blocking_recv(std::stop_token token = {}) const {
-        blocking_op<recv_op_state<Queue>> op(queue());
-        return op.run(token);
+        return blocking_with(!token.stop_requested(), [&](auto& op) { return op.run(token); });
     }
 
     /// As `blocking_recv()`, but gives up at `deadline`: `timed_out` then (distinct from
@@ -367,8 +386,7 @@ template <class Queue> class basic_receiver {
     template <class Clock, class Duration>
     recv_result<value_type>
     blocking_recv_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
-        blocking_op<recv_op_state<Queue>> op(queue());
-        return op.run_until(deadline);
+        return blocking_with(true, [&](auto& op) { return op.run_until(deadline); });
     }
     /// `blocking_recv_until(steady_clock::now() + timeout)`.
     template <class Rep, class Period>
@@ -439,6 +457,33 @@ template <class Queue> class basic_receiver {
     Queue* queue() const noexcept {
         COCHAN_CHECK(queue_ != nullptr, "use of a moved-from cochan receiver");
         return queue_;
+    }
+
+    /// A blocking receive. Its first step is recv()'s await_ready: unless `first_step` is false
+    /// (a token already stopped, which run() cancels without taking anything), a receive that
+    /// finds a value or the end completes here, in one lock section, with no operation state,
+    /// signal or stop callback. Otherwise `wait(op)` runs the operation state `op`.
+    template <class Wait> recv_result<value_type> blocking_with(bool first_step, Wait wait) const {
+        Queue* q = queue();
+        if constexpr (Queue::starts_in_await_ready) {
+            if (first_step && q->value_hint()) {
+                std::optional<value_type> v;
+                switch (q->take_at_once(v)) {
+                case Queue::take_status::taken:
+                    try {
+                        return recv_result<value_type>(std::in_place, std::move(*v));
+                    } catch (...) { // `T`'s move threw: the value goes back, first in line
+                        q->give_back(v, false);
+                        throw;
+                    }
+                case Queue::take_status::ended:
+                    return recv_result<value_type>(std::in_place_index<1>, recv_errc::disconnected);
+                case Queue::take_status::empty: break;
+                }
+            }
+        }
+        blocking_op<recv_op_state<Queue>> op(q);
+        return wait(op);
     }
 
     void reset() noexcept {
