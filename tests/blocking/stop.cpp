@@ -131,8 +131,9 @@ TEST_CASE("blocking: with a token that can stop, a call that need not wait compl
     CHECK(linked == 0);
     REQUIRE(tx.try_send(2));
     std::atomic<int> outcome{-1};
+    auto& sending = tx;      // clang 14 cannot capture a structured binding
     std::thread sender([&] { // the channel is full: this send links and waits
-        auto s = tx.blocking_send(3, stop.get_token());
+        auto s = sending.blocking_send(3, stop.get_token());
         outcome = s ? 0 : static_cast<int>(s.error().reason) + 1;
     });
     wait_linked(1);
