@@ -288,20 +288,22 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     template <class Wait>
     send_result<value_type> blocking_with(value_type&& v, bool first_step, Wait wait) const {
         if (first_step && (this->closed_ || queue()->cell_hint())) {
-            using status = typename Queue::send_status;
-            const status s = this->closed_ ? status::disconnected : queue()->try_send(v);
-            if (s != status::full) return outcome_of(s, v); // as send_now: *this untouched
+            const typename Queue::send_status s = send_step(v);
+            if (s != Queue::send_status::full) return outcome_of(s, v); // *this untouched
         }
         blocking_op<send_op_state<Queue>> op(queue(), this->closed_, std::move(v));
         return wait(op);
     }
 
-    send_result<value_type> send_now(value_type& v) const {
-        Queue* q = this->queue();
-        using status = typename Queue::send_status;
-        // Nothing after try_send may touch *this or the queue: it resumed any waiter it woke,
-        // and that coroutine may have destroyed this endpoint.
-        return outcome_of(this->closed_ ? status::disconnected : q->try_send(v), v);
+    send_result<value_type> send_now(value_type& v) const { return outcome_of(send_step(v), v); }
+
+    /// The step of a send that does not wait: the queue's status for `v` (`ok`: the value is
+    /// in; otherwise `v` is untouched). Unless it is `full`, nothing after it may touch *this
+    /// or the queue: try_send resumed any waiter it woke, and that coroutine may have
+    /// destroyed this endpoint.
+    typename Queue::send_status send_step(value_type& v) const {
+        Queue* q = queue();
+        return this->closed_ ? Queue::send_status::disconnected : q->try_send(v);
     }
 
     /// A send's result from the queue's status: on `full` or `disconnected`, `v` goes back.
