@@ -351,7 +351,10 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// awaitable's own storage; the value's permit frees as it leaves the buffer, as for
     /// try_recv), or finds the channel empty, or ended. `empty` leaves everything untouched: the
     /// awaitable then starts a waiting receive. Exception safety: strong.
-    take_status take_at_once(std::optional<T>& out) {
+    /// Always inline: this is the whole of a receive that finds a value (a consumer draining a
+    /// buffer), which g++ 12 otherwise called out of line (benchmarks/README.md, "The at-once
+    /// path inline").
+    COCHAN_DETAIL_INLINE take_status take_at_once(std::optional<T>& out) {
         completion_batch batch;
         lock_section lock(mutex_);
         if (!storage_.empty()) {

@@ -219,7 +219,8 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_aw
     // Destroyed while suspended (its coroutine was destroyed), never awaited, or after
     // await_resume threw: the state unlinks, withdraws from the trampoline and gives back a
     // value the caller will never see; a value taken at once whose move out threw goes back too.
-    ~recv_awaitable() {
+    // Inline: after an at-once receive it only tests `step_`, once per value.
+    COCHAN_DETAIL_INLINE ~recv_awaitable() {
         if (step_ == step::waiting) {
             waiting_.~waiting_state();
         } else if constexpr (Queue::starts_in_await_ready) {
@@ -410,7 +411,8 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_aw
     send_awaitable& operator=(const send_awaitable&) = delete;
     // Destroyed while suspended (its coroutine was destroyed) or never awaited: the state
     // unlinks and withdraws from the trampoline; the unsent value is destroyed with `value_`.
-    ~send_awaitable() {
+    // Inline, as ~recv_awaitable.
+    COCHAN_DETAIL_INLINE ~send_awaitable() {
         if (step_ == step::waiting) waiting_.~waiting_state();
     }
 

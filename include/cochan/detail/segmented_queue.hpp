@@ -82,18 +82,13 @@ template <class T> class segmented_queue {
 
     T& front() noexcept { return *head_->at(head_->begin); }
 
-    /// Destroys the head, which the caller has moved from.
-    void pop_front() noexcept {
+    /// Destroys the head, which the caller has moved from. Inline up to the segment's end, which
+    /// one value in `segment_size` reaches (then the out-of-line step).
+    COCHAN_DETAIL_INLINE void pop_front() noexcept {
         std::destroy_at(head_->at(head_->begin));
         ++head_->begin;
         size_.decrement();
-        if (head_->begin == head_->end) {
-            if (head_ == tail_) { // the only segment: rewind it in place
-                head_->begin = head_->end = 0;
-            } else {
-                give_back(std::exchange(head_, head_->next));
-            }
-        }
+        if (head_->begin == head_->end) head_drained();
     }
 
   private:
@@ -105,6 +100,15 @@ template <class T> class segmented_queue {
 
         T* at(std::size_t i) noexcept { return reinterpret_cast<T*>(storage) + i; }
     };
+
+    /// pop_front() emptied the head segment.
+    void head_drained() noexcept {
+        if (head_ == tail_) { // the only segment: rewind it in place
+            head_->begin = head_->end = 0;
+        } else {
+            give_back(std::exchange(head_, head_->next));
+        }
+    }
 
     segment* take_segment(std::size_t at) {
         segment* s = spare_ != nullptr ? std::exchange(spare_, nullptr) : new segment;
