@@ -1092,13 +1092,10 @@ template <class Kind> class harness {
         for (auto h : log) posted.push_back(op_of(h));
         if (posted != posted_expected) {
             std::string s = "notified ops {";
-            // Appended piece by piece: g++ 12 at -O3 reports a false -Wrestrict (GCC bug 105329)
-            // for `" " + std::to_string(i)` here, depending on what it inlined around it.
-            for (int i : posted) (s += ' ') += std::to_string(i);
+            for (int i : posted) s += " " + std::to_string(i);
             s += " }; the model completed {";
-            for (int i : posted_expected) (s += ' ') += std::to_string(i);
-            s += " }";
-            mismatch(s);
+            for (int i : posted_expected) s += " " + std::to_string(i);
+            mismatch(s + " }");
         }
     }
 

@@ -82,8 +82,8 @@ template <class T> class segmented_queue {
 
     T& front() noexcept { return *head_->at(head_->begin); }
 
-    /// Destroys the head, which the caller has moved from. Inline up to the segment's end, which
-    /// one value in `segment_size` reaches (then the out-of-line step).
+    /// Destroys the head, which the caller has moved from. Always inline; the step taken once per
+    /// segment, when the head segment drains, is head_drained().
     COCHAN_DETAIL_INLINE void pop_front() noexcept {
         std::destroy_at(head_->at(head_->begin));
         ++head_->begin;
