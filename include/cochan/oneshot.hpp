@@ -176,7 +176,7 @@ template <channel_value T> class oneshot_receiver {
     /// As `co_await recv(token)`, but blocks the calling thread while it waits; it is woken by
     /// exactly the transition that completes it (the send, the sender's disconnection or the
     /// stop request). Do not call it from a coroutine. Exception safety: as `recv`.
-    recv_result<T> blocking_recv(std::stop_token token = {}) {
+    recv_result<T> blocking_recv(const std::stop_token& token = {}) {
         detail::blocking_op<detail::recv_op_state<core>> op(get());
         return op.run(token);
     }

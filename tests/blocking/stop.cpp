@@ -7,6 +7,7 @@
 // executables keep the default no-op). The test thread waits for the hook instead of sleeping.
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <stop_token>
 #include <thread>
 
@@ -163,4 +164,42 @@ TEST_CASE("blocking: a deadline call that waits, woken by a value before the dea
     REQUIRE(tx.send(5));
     receiver.join();
     CHECK(got == 5);
+}
+
+TEST_CASE("blocking: the caller's token object may be destroyed once the call waits") {
+    // The blocking calls take the token by reference and read it only before they wait (their
+    // first step, and start() registering the stop callback, which holds its own reference to
+    // the stop state). Here the caller's token object is freed while each call waits, then the
+    // stop is requested: a call that read its token after waiting would read freed memory
+    // (AddressSanitizer reports it) instead of completing `cancelled`.
+    linked = 0;
+    auto [tx, rx] = cochan::mpmc::bounded<int>(1);
+    std::stop_source stop;
+    auto token = std::make_unique<std::stop_token>(stop.get_token());
+    std::atomic<int> outcome{-1};
+    std::thread receiver([&, rx = rx] {
+        auto r = rx.blocking_recv(*token);
+        outcome = r ? 100 : static_cast<int>(r.error());
+    });
+    wait_linked(1);
+    token.reset(); // the receive waits: it no longer reads the caller's object
+    stop.request_stop();
+    receiver.join();
+    CHECK(outcome == static_cast<int>(cochan::recv_errc::cancelled));
+
+    REQUIRE(tx.try_send(1)); // full: the send below waits
+    std::stop_source stop_send;
+    token = std::make_unique<std::stop_token>(stop_send.get_token());
+    std::atomic<int> value_back{-1};
+    std::thread sender([&, tx = tx] {
+        auto r = tx.blocking_send(2, *token);
+        value_back =
+            r ? 100 : (r.error().reason == cochan::send_errc::cancelled ? r.error().value : -2);
+    });
+    wait_linked(2);
+    token.reset();
+    stop_send.request_stop();
+    sender.join();
+    CHECK(value_back == 2);
+    CHECK(*rx.try_recv() == 1);
 }

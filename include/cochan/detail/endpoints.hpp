@@ -165,13 +165,16 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
     /// transition that completes its send (no polling). Do not call it from a coroutine that
     /// runs on a thread the channel's receivers need in order to make progress.
-    send_result<value_type> blocking_send(value_type v,
-                                          std::stop_token token = {}) requires bounded_spmc {
-        return blocking(std::move(v), std::move(token));
+    /// The token by `const&`: it is read only before the call waits (its first step, and
+    /// start() registering the stop callback), on this thread; a copy would cost two atomic
+    /// count updates for nothing.
+    COCHAN_DETAIL_INLINE send_result<value_type>
+    blocking_send(value_type v, const std::stop_token& token = {}) requires bounded_spmc {
+        return blocking(std::move(v), token);
     }
-    send_result<value_type> blocking_send(value_type v,
-                                          std::stop_token token = {}) const requires bounded_mpmc {
-        return blocking(std::move(v), std::move(token));
+    COCHAN_DETAIL_INLINE send_result<value_type>
+    blocking_send(value_type v, const std::stop_token& token = {}) const requires bounded_mpmc {
+        return blocking(std::move(v), token);
     }
 
     /// As `blocking_send(v)`, but gives up at `deadline`: `timed_out` with `v` back (distinct
@@ -271,7 +274,8 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
         return send_awaitable<Queue>(queue(), this->closed_, std::move(v), std::move(token));
     }
 
-    send_result<value_type> blocking(value_type&& v, std::stop_token token) const {
+    COCHAN_DETAIL_INLINE send_result<value_type> blocking(value_type&& v,
+                                                          const std::stop_token& token) const {
         return blocking_with(std::move(v), !token.stop_requested(),
                              [&](auto& op) { return op.run(token); });
     }
@@ -285,12 +289,19 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// token already stopped, which run() cancels with the value back), a send that finds a
     /// free cell or a closed channel completes here, in one lock section, with no operation
     /// state, signal or stop callback. Otherwise `wait(op)` runs the operation state `op`.
+    /// Always inline, with blocking() and blocking_send() (the first step only: the wait is
+    /// blocking_wait()'s), as g++ 12 inlined them itself while the token was a by-value
+    /// parameter (benchmarks/README.md, "The blocking calls' token by reference").
     template <class Wait>
-    send_result<value_type> blocking_with(value_type&& v, bool first_step, Wait wait) const {
+    COCHAN_DETAIL_INLINE send_result<value_type> blocking_with(value_type&& v, bool first_step,
+                                                               Wait wait) const {
         if (first_step && (this->closed_ || queue()->cell_hint())) {
             const typename Queue::send_status s = send_step(v);
             if (s != Queue::send_status::full) return outcome_of(s, v); // *this untouched
         }
+        return blocking_wait(std::move(v), wait);
+    }
+    template <class Wait> send_result<value_type> blocking_wait(value_type&& v, Wait& wait) const {
         blocking_op<send_op_state<Queue>> op(queue(), this->closed_, std::move(v));
         return wait(op);
     }
@@ -377,7 +388,8 @@ template <class Queue> class basic_receiver {
     /// calling thread while nothing is buffered. Threads and coroutines may wait on the same
     /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
     /// transition that completes its receive (no polling).
-    recv_result<value_type> blocking_recv(std::stop_token token = {}) const {
+    /// The token by `const&`, as blocking_send()'s.
+    recv_result<value_type> blocking_recv(const std::stop_token& token = {}) const {
         return blocking_with(!token.stop_requested(), [&](auto& op) { return op.run(token); });
     }
 
