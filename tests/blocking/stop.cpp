@@ -202,4 +202,21 @@ TEST_CASE("blocking: the caller's token object may be destroyed once the call wa
     sender.join();
     CHECK(value_back == 2);
     CHECK(*rx.try_recv() == 1);
+
+    auto [once_tx, once_rx] = cochan::oneshot<int>(); // nothing sent: the receive waits
+    std::stop_source stop_once;
+    token = std::make_unique<std::stop_token>(stop_once.get_token());
+    std::atomic<int> once_outcome{-1};
+    auto& once = once_rx; // clang 14 cannot capture a structured binding
+    std::thread once_receiver([&] {
+        auto r = once.blocking_recv(*token);
+        once_outcome = r ? 100 : static_cast<int>(r.error());
+    });
+    wait_linked(3);
+    token.reset();
+    stop_once.request_stop();
+    once_receiver.join();
+    CHECK(once_outcome == static_cast<int>(cochan::recv_errc::cancelled));
+    REQUIRE(once_tx.send(4)); // the cancelled receive left the value to a later one
+    CHECK(*once_rx.try_recv() == 4);
 }
