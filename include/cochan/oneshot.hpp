@@ -156,7 +156,9 @@ template <channel_value T> class oneshot_receiver {
     /// (the next receive gets it). Destroying the coroutine after the value was granted but
     /// before it resumed gives the value back the same way (or destroys it, once, if the
     /// receiver is gone).
-    detail::recv_awaitable<core> recv() { return detail::recv_awaitable<core>(get(), {}); }
+    detail::recv_awaitable<core, detail::resume_inline, detail::no_stop_token> recv() {
+        return {get(), {}};
+    }
 
     /// As `recv()`, and a stop request on `token` while it waits completes it with
     /// `recv_errc::cancelled`, unless the value was already granted (then it completes with

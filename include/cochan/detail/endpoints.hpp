@@ -135,11 +135,12 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// are served in FIFO order; a freed slot is granted to the oldest, never taken by a later
     /// `try_send`. Exception safety: if moving `v` into the channel throws, the exception
     /// propagates from the `co_await` and the channel is unchanged.
-    send_awaitable<Queue> send(value_type v) requires bounded_spmc {
-        return make_send(std::move(v), {});
+    send_awaitable<Queue, resume_inline, no_stop_token> send(value_type v) requires bounded_spmc {
+        return make_send(std::move(v), no_stop_token{});
     }
-    send_awaitable<Queue> send(value_type v) const requires bounded_mpmc {
-        return make_send(std::move(v), {});
+    send_awaitable<Queue, resume_inline, no_stop_token>
+    send(value_type v) const requires bounded_mpmc {
+        return make_send(std::move(v), no_stop_token{});
     }
 
     /// As `send(v)`, and a stop request on `token` while waiting completes it with `cancelled`
@@ -270,8 +271,9 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     }
     Queue* queue() const noexcept { return check()->queue_; }
 
-    send_awaitable<Queue> make_send(value_type&& v, std::stop_token token) const {
-        return send_awaitable<Queue>(queue(), this->closed_, std::move(v), std::move(token));
+    template <class Token>
+    send_awaitable<Queue, resume_inline, Token> make_send(value_type&& v, Token token) const {
+        return {queue(), this->closed_, std::move(v), std::move(token)};
     }
 
     COCHAN_DETAIL_INLINE send_result<value_type> blocking(value_type&& v,
@@ -374,7 +376,7 @@ template <class Queue> class basic_receiver {
     /// `try_recv` can take it. Returns `disconnected` once every sender is gone and the buffer
     /// is drained. Exception safety: if moving the value throws, the exception propagates from
     /// the `co_await` and the value goes back to the head of the channel (when there is room).
-    recv_awaitable<Queue> recv() const { return recv_awaitable<Queue>(queue(), {}); }
+    recv_awaitable<Queue, resume_inline, no_stop_token> recv() const { return {queue(), {}}; }
 
     /// As `recv()`, and a stop request on `token` while waiting completes it with `cancelled`,
     /// unless it was already granted a value (then it completes with the value). A token

@@ -34,6 +34,27 @@ struct resume_inline {
     }
 };
 
+/// The stop token of an operation made without one (`recv()`, `send(v)`): empty, never stopped.
+/// An awaitable holding it carries no `std::stop_token`: an empty one's construction, move,
+/// test and two destructions cost a bounded exchange (send and receive) 21 instructions per
+/// value (benchmarks/README, "The token-less awaitables").
+struct no_stop_token {
+    static constexpr bool stop_requested() noexcept { return false; }
+};
+
+/// Starts a waiting operation state with the awaitable's token: an operation without one
+/// registers no stop callback.
+template <class State>
+bool start_with(State& st, waiter_base::notify_fn notify, std::coroutine_handle<> h,
+                no_stop_token) {
+    return st.start(notify, h);
+}
+template <class State>
+bool start_with(State& st, waiter_base::notify_fn notify, std::coroutine_handle<> h,
+                const std::stop_token& token) {
+    return st.start(notify, h, token);
+}
+
 /// `resume_on(post)`: the completer calls `post(handle)` once, after the lock is released.
 /// If `post` throws (an executor that cannot allocate its queue node), the coroutine is not
 /// lost: it resumes inline through the trampoline instead, on the completing thread. A poster
@@ -193,7 +214,8 @@ template <class State> class blocking_op : public State {
 ///   operation state is built: this is the path of a consumer that drains a buffer.
 /// - waiting (everything else): a receive operation state (detail/op_state.hpp), constructed in
 ///   await_suspend inside `waiting_`, runs the protocol: link, grant, cancellation, give-back.
-template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_awaitable {
+template <class Queue, class Resume = resume_inline, class Token = std::stop_token>
+class [[nodiscard]] recv_awaitable {
     using T = typename Queue::value_type;
     using state = recv_op_state<Queue>;
 
@@ -212,7 +234,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_aw
     };
 
   public:
-    recv_awaitable(Queue* q, std::stop_token token, Resume resume = {})
+    recv_awaitable(Queue* q, Token token, Resume resume = {})
         : queue_(q), token_(std::move(token)), resume_(std::move(resume)) {}
     recv_awaitable(const recv_awaitable&) = delete;
     recv_awaitable& operator=(const recv_awaitable&) = delete;
@@ -234,7 +256,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_aw
     /// event loop's post), or an executor that `poster_traits` adapts (`cochan/asio.hpp`: any
     /// Asio executor).
     template <resume_target Post>
-    recv_awaitable<Queue, resume_via_t<Post>> resume_on(Post&& post) && {
+    recv_awaitable<Queue, resume_via_t<Post>, Token> resume_on(Post&& post) && {
         // This one is never started: its destruction has nothing to undo.
         return {queue_, std::move(token_),
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
@@ -270,7 +292,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_aw
     COCHAN_DETAIL_INLINE bool await_suspend(std::coroutine_handle<> h) {
         ::new (static_cast<void*>(std::addressof(waiting_))) waiting_state(queue_, &resume_);
         step_ = step::waiting;
-        return waiting_.start(&notify, h, token_);
+        return start_with(waiting_, &notify, h, token_);
     }
 
     /// The value or the error. Exception safety: if `T`'s move throws, the value stays here
@@ -296,7 +318,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] recv_aw
     }
 
     Queue* queue_; // kept alive by the caller's endpoint, and by the state's own reference
-    std::stop_token token_;
+    [[no_unique_address]] Token token_; // std::stop_token, or no_stop_token
     [[no_unique_address]] Resume resume_;
     step step_ = step::fresh;
     std::optional<T> value_; // a value taken at once, until await_resume moved it out
@@ -386,7 +408,8 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
 /// when a cell seems free, or on a closed sender: try_send in one lock section, no operation
 /// state), or waiting (a send operation state constructed in await_suspend inside `waiting_`,
 /// borrowing `value_`).
-template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_awaitable {
+template <class Queue, class Resume = resume_inline, class Token = std::stop_token>
+class [[nodiscard]] send_awaitable {
     using T = typename Queue::value_type;
     using state = send_op_state<Queue, true>;
 
@@ -404,7 +427,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_aw
     };
 
   public:
-    send_awaitable(Queue* q, bool closed, T&& value, std::stop_token token, Resume resume = {})
+    send_awaitable(Queue* q, bool closed, T&& value, Token token, Resume resume = {})
         : queue_(q), token_(std::move(token)), resume_(std::move(resume)), value_(std::move(value)),
           closed_(closed) {}
     send_awaitable(const send_awaitable&) = delete;
@@ -420,7 +443,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_aw
     /// the completing thread. Call before awaiting.
     /// `post`: as for `recv_awaitable::resume_on`.
     template <resume_target Post>
-    send_awaitable<Queue, resume_via_t<Post>> resume_on(Post&& post) && {
+    send_awaitable<Queue, resume_via_t<Post>, Token> resume_on(Post&& post) && {
         return {queue_, closed_, std::move(value_), std::move(token_),
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
@@ -456,7 +479,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_aw
         ::new (static_cast<void*>(std::addressof(waiting_)))
             waiting_state(queue_, closed_, value_, &resume_);
         step_ = step::waiting;
-        return waiting_.start(&notify, h, token_);
+        return start_with(waiting_, &notify, h, token_);
     }
 
     /// Success, or the error with the value back; a move of `T` that threw when the queue
@@ -478,7 +501,7 @@ template <class Queue, class Resume = resume_inline> class [[nodiscard]] send_aw
     }
 
     Queue* queue_; // kept alive by the caller's endpoint, and by the state's own reference
-    std::stop_token token_;
+    [[no_unique_address]] Token token_; // std::stop_token, or no_stop_token
     [[no_unique_address]] Resume resume_;
     step step_ = step::fresh;
     T value_;     // the value to send; moved from once the channel took it
