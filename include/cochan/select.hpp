@@ -50,15 +50,19 @@ using receiver_queue_t =
 ///   resumes it (never from inside await_suspend: see select_claim's `armed_`).
 /// - await_resume unlinks every other branch, each under its own channel's lock, and moves the
 ///   winner's value out.
-template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
+///
+/// `Token` is `std::stop_token` (`select(token, rx...)`) or `no_stop_token` (`select(rx...)`):
+/// a select made without a token holds none and registers no stop callback.
+template <class Resume, class Token, class... Queues> class [[nodiscard]] select_awaitable {
     static constexpr std::size_t branches = sizeof...(Queues);
+    static constexpr bool stoppable = std::is_same_v<Token, std::stop_token>;
     using receivers = std::tuple<const basic_receiver<Queues>*...>;
 
   public:
     using value_type = std::variant<typename Queues::value_type...>;
     using result_type = recv_result<value_type>;
 
-    select_awaitable(std::stop_token token, Resume resume, receivers rx)
+    select_awaitable(Token token, Resume resume, receivers rx)
         : rx_(std::move(rx)), claim_(static_cast<int>(branches), &wake, this),
           token_(std::move(token)), resume_(std::move(resume)) {}
     select_awaitable(const select_awaitable&) = delete;
@@ -77,7 +81,7 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     /// The same select, but the woken coroutine is resumed by `post(handle)` instead of inline
     /// on the completing thread (as `recv().resume_on(post)`). Call before awaiting.
     template <resume_target Post>
-    select_awaitable<resume_via_t<Post>, Queues...> resume_on(Post&& post) && {
+    select_awaitable<resume_via_t<Post>, Token, Queues...> resume_on(Post&& post) && {
         return {std::move(token_), resume_via_t<Post>{make_poster(std::forward<Post>(post))}, rx_};
     }
 
@@ -97,7 +101,9 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     bool await_suspend(std::coroutine_handle<> h) {
         node_.handle_ = h;
         std::apply([this](const auto*... rx) { link_all(make_op_source(*rx).queue...); }, rx_);
-        if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
+        if constexpr (stoppable) {
+            if (token_.stop_possible()) stop_cb_.emplace(token_, canceller{this});
+        }
         if (branches_->link(claim_)) return false; // decided by this thread: nothing will notify
         // Every branch linked or skipped, the owner's unit of `armed_` not yet taken: a channel
         // or the stop callback may decide the select here (another thread); suspend() then
@@ -141,8 +147,14 @@ template <class Resume, class... Queues> class [[nodiscard]] select_awaitable {
     select_claim claim_; // outlives the branches, which may still be linked until destroyed
     waiter_base node_;   // the select's own node: its handle, and its place on the trampoline
     std::optional<select_branches<Queues...>> branches_; // made to link
-    std::stop_token token_;
-    std::optional<std::stop_callback<canceller>> stop_cb_;
+    /// Without a token: no callback to register or to wait for.
+    struct no_callback {
+        static void reset() noexcept {}
+    };
+    [[no_unique_address]] Token token_; // std::stop_token, or no_stop_token
+    [[no_unique_address]] std::conditional_t<
+        stoppable, std::optional<std::stop_callback<canceller>>, no_callback>
+        stop_cb_;
     [[no_unique_address]] Resume resume_;
 };
 
@@ -167,8 +179,8 @@ void try_all(std::optional<Result>& out, const std::tuple<const Rx*...>& rx) {
     if (!out && ended) out.emplace(std::in_place_index<1>, recv_errc::disconnected);
 }
 
-template <class... Rx>
-using select_awaitable_for = select_awaitable<resume_inline, receiver_queue_t<Rx>...>;
+template <class Token, class... Rx>
+using select_awaitable_for = select_awaitable<resume_inline, Token, receiver_queue_t<Rx>...>;
 
 template <class... Rx>
 using select_result_for = recv_result<std::variant<typename Rx::value_type...>>;
@@ -204,7 +216,8 @@ concept channel_receiver = requires(const R& rx) {
 /// exception propagates from the `co_await` and the value stays in its channel.
 template <channel_receiver... Rx>
 requires(sizeof...(Rx) >= 2) auto select(const Rx&... rx) {
-    return detail::select_awaitable_for<Rx...>({}, {}, detail::select_receivers(rx...));
+    return detail::select_awaitable_for<detail::no_stop_token, Rx...>(
+        {}, {}, detail::select_receivers(rx...));
 }
 
 /// As `select(rx...)`, and a stop request on `token` while it waits completes it with
@@ -212,8 +225,8 @@ requires(sizeof...(Rx) >= 2) auto select(const Rx&... rx) {
 /// stopped cancels it even if a value is there (use `try_select` first to take what is there).
 template <channel_receiver... Rx>
 requires(sizeof...(Rx) >= 2) auto select(std::stop_token token, const Rx&... rx) {
-    return detail::select_awaitable_for<Rx...>(std::move(token), {},
-                                               detail::select_receivers(rx...));
+    return detail::select_awaitable_for<std::stop_token, Rx...>(std::move(token), {},
+                                                                detail::select_receivers(rx...));
 }
 
 /// A select over one receiver is a plain receive: deleted, and the compiler quotes the reason.

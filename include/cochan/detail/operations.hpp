@@ -34,10 +34,10 @@ struct resume_inline {
     }
 };
 
-/// The stop token of an operation made without one (`recv()`, `send(v)`): empty, never stopped.
-/// An awaitable holding it carries no `std::stop_token`: an empty one's construction, move,
-/// test and two destructions cost a bounded exchange (send and receive) 21 instructions per
-/// value (benchmarks/README, "The token-less awaitables").
+/// The stop token of an operation made without one (`recv()`, `send(v)`, `select(rx...)`):
+/// empty, never stopped. An awaitable holding it carries no `std::stop_token`: an empty one's
+/// construction, move, test and two destructions cost a bounded exchange (send and receive) 21
+/// instructions per value (benchmarks/README, "The token-less awaitables").
 struct no_stop_token {
     static constexpr bool stop_requested() noexcept { return false; }
 };
