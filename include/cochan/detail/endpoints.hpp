@@ -425,7 +425,8 @@ template <class Queue> class basic_receiver {
     /// Exception safety: if `push_back` or `T`'s move throws, the values appended so far stay
     /// in `out`, the rest stay in the channel in order, and the exception propagates.
     template <pushes<value_type> Out>
-    recv_many_awaitable<Queue, Out> recv_many(Out& out, std::size_t max) const {
+    recv_many_awaitable<Queue, Out, resume_inline, no_stop_token> recv_many(Out& out,
+                                                                            std::size_t max) const {
         return {queue(), out, max, {}};
     }
     /// As `recv_many(out, max)`; a stop request while it waits completes it with `cancelled`

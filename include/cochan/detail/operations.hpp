@@ -34,10 +34,10 @@ struct resume_inline {
     }
 };
 
-/// The stop token of an operation made without one (`recv()`, `send(v)`, `select(rx...)`):
-/// empty, never stopped. An awaitable holding it carries no `std::stop_token`: an empty one's
-/// construction, move, test and two destructions cost a bounded exchange (send and receive) 21
-/// instructions per value (benchmarks/README, "The token-less awaitables").
+/// The stop token of an operation made without one (`recv()`, `send(v)`, `recv_many(out, max)`,
+/// `select(rx...)`): empty, never stopped. An awaitable holding it carries no `std::stop_token`:
+/// an empty one's construction, move, test and two destructions cost a bounded exchange (send
+/// and receive) 21 instructions per value (benchmarks/README, "The token-less awaitables").
 struct no_stop_token {
     static constexpr bool stop_requested() noexcept { return false; }
 };
@@ -337,14 +337,13 @@ concept pushes = requires(Out& out, T&& v) {
 /// without waiting; when nothing is, waits like `recv()` for one value (a receive operation
 /// state), then takes more that arrived meanwhile, again without waiting. Awaited in place.
 /// Thread safety: one awaitable is awaited by one coroutine; `out` is the caller's and must
-/// not be used by anyone else until the co_await returns.
-template <class Queue, class Out, class Resume = resume_inline>
+/// not be used by anyone else until the co_await returns. `Token` as for recv_awaitable.
+template <class Queue, class Out, class Resume = resume_inline, class Token = std::stop_token>
 class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
     using state = recv_op_state<Queue>;
 
   public:
-    recv_many_awaitable(Queue* q, Out& out, std::size_t max, std::stop_token token,
-                        Resume resume = {})
+    recv_many_awaitable(Queue* q, Out& out, std::size_t max, Token token, Resume resume = {})
         : state(q), out_(&out), max_(max), token_(std::move(token)), resume_(std::move(resume)) {
         COCHAN_CHECK(max >= 1, "recv_many(out, max) needs max >= 1");
     }
@@ -354,7 +353,7 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
 
     /// As `recv_awaitable::resume_on`. Call before awaiting.
     template <resume_target Post>
-    recv_many_awaitable<Queue, Out, resume_via_t<Post>> resume_on(Post&& post) && {
+    recv_many_awaitable<Queue, Out, resume_via_t<Post>, Token> resume_on(Post&& post) && {
         return {this->queue(), *out_, max_, std::move(token_),
                 resume_via_t<Post>{make_poster(std::forward<Post>(post))}};
     }
@@ -371,7 +370,9 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
     }
 
     /// Nothing was buffered: wait for one value. true: linked.
-    bool await_suspend(std::coroutine_handle<> h) { return this->start(&notify, h, token_); }
+    bool await_suspend(std::coroutine_handle<> h) {
+        return start_with(static_cast<state&>(*this), &notify, h, token_);
+    }
 
     recv_result<std::size_t> await_resume() {
         if (now_) return *now_;
@@ -395,7 +396,7 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
 
     Out* out_;
     std::size_t max_;
-    std::stop_token token_;
+    [[no_unique_address]] Token token_;           // std::stop_token, or no_stop_token
     std::optional<recv_result<std::size_t>> now_; // completed without waiting
     [[no_unique_address]] Resume resume_;
 };
