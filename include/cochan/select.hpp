@@ -39,8 +39,9 @@ using receiver_queue_t =
 /// safety: one awaitable is awaited by one coroutine.
 ///
 /// Life:
-/// - await_ready tries the receivers in index order (`try_recv`), as `try_select` does: a
-///   select that finds a value completes there, with no claim, no reference and no waiter.
+/// - await_ready tries the receivers in index order, as `try_select` does (try_all: the value
+///   moves once, from its channel into `now_`): a select that finds a value completes there,
+///   with no claim, no reference and no waiter.
 /// - await_suspend (nothing was there) takes a counted reference to every channel, so a branch
 ///   can be unlinked whatever happens to the receivers meanwhile, then makes one receive
 ///   operation state per channel and links them in index order. A branch that finds a value
@@ -72,6 +73,7 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
     /// the claim is decided first, so no channel grants a branch any more; then every branch
     /// unlinks (member destruction), and a winner whose value was never delivered gives it back.
     ~select_awaitable() {
+        if (completed_now_) now_.~result_type();
         if (!branches_) return; // never linked: nothing to undo
         stop_cb_.reset();
         claim_.decide(select_claim::cancelled);
@@ -87,13 +89,20 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
 
     /// Takes the first value there is, lowest index first; true if it did, or if every channel
     /// has ended, or if the token is already stopped (then `cancelled`, even with a value).
+    /// The value moves once, from its channel into `now_` (try_all).
     bool await_ready() {
         if (token_.stop_requested()) {
-            now_.emplace(std::in_place_index<1>, recv_errc::cancelled);
+            ::new (static_cast<void*>(std::addressof(now_)))
+                result_type(std::in_place_index<1>, recv_errc::cancelled);
         } else {
-            try_all(now_, rx_);
+            ::new (static_cast<void*>(std::addressof(now_))) result_type(try_all<result_type>(rx_));
+            if (!now_ && now_.error() == recv_errc::empty) {
+                now_.~result_type();
+                return false;
+            }
         }
-        return now_.has_value();
+        completed_now_ = true;
+        return true;
     }
 
     /// Links the branches. true: suspended; another thread may resume (and destroy) this
@@ -112,8 +121,22 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
         return claim_.suspend();
     }
 
+    /// The value or the error. Exception safety: if a `T`'s move out of a value taken at once
+    /// throws, the value goes back to its channel (as a receive's, detail/operations.hpp) and
+    /// the exception propagates.
     result_type await_resume() {
-        if (now_) return std::move(*now_);
+        if (completed_now_) {
+            if constexpr (std::is_nothrow_move_constructible_v<result_type>) {
+                return std::move(now_);
+            } else {
+                try {
+                    return std::move(now_);
+                } catch (...) {
+                    give_back_now();
+                    throw;
+                }
+            }
+        }
         stop_cb_.reset(); // waits for a stop callback running on another thread
         const int decision = claim_.decision();
         branches_->abandon_all_but(decision);
@@ -125,6 +148,25 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
     void link_all(queue_ref<Queues>... queues) {
         branches_.emplace(queues.get()...);
         queues_.emplace(std::move(queues)...);
+    }
+
+    /// The value taken at once, whose move out threw (it is still in `now_`), back to its
+    /// channel: to the next waiting receiver, else the head of the buffer when there is room,
+    /// as the receive's give-back does. If the value's move throws again, it is destroyed.
+    void give_back_now() noexcept {
+        [this]<std::size_t... I>(std::index_sequence<I...>) {
+            ((now_->index() == I ? give_back_now<I>() : void()), ...);
+        }
+        (std::index_sequence_for<Queues...>{});
+    }
+    template <std::size_t I> void give_back_now() noexcept {
+        std::optional<std::variant_alternative_t<I, value_type>> back;
+        try {
+            back.emplace(std::move(std::get<I>(*now_)));
+        } catch (...) {
+            return; // moved neither way: the value stays in `now_`, destroyed with it
+        }
+        queue_of(*std::get<I>(rx_))->give_back(back, false); // its permit was freed
     }
 
     /// The select's notification: resume the owner (select_claim calls it once).
@@ -141,8 +183,11 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
         void operator()() const noexcept { self->claim_.cancel(); }
     };
 
-    receivers rx_;                   // the caller's receivers, alive until the co_await ends
-    std::optional<result_type> now_; // completed in await_ready
+    receivers rx_; // the caller's receivers, alive until the co_await ends
+    union {
+        result_type now_; // completed in await_ready (completed_now_), built in place
+    };
+    bool completed_now_ = false;
     std::optional<std::tuple<queue_ref<Queues>...>> queues_; // taken to link; destroyed last
     select_claim claim_; // outlives the branches, which may still be linked until destroyed
     waiter_base node_;   // the select's own node: its handle, and its place on the trampoline
@@ -158,25 +203,24 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
     [[no_unique_address]] Resume resume_;
 };
 
-/// try_select's pass: the first receiver (lowest index) with a value gives it to `out`, else
-/// `out` is `disconnected` if every channel has ended, else left empty.
-template <class Result, class... Rx>
-void try_all(std::optional<Result>& out, const std::tuple<const Rx*...>& rx) {
-    bool ended = true;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
-            auto got = std::get<J>(rx)->try_recv();
-            if (got) {
-                out.emplace(std::in_place, std::in_place_index<J>, std::move(*got));
-                return true;
-            }
-            if (got.error() != recv_errc::disconnected) ended = false;
-            return false;
-        };
-        (one(std::integral_constant<std::size_t, I>{}) || ...);
+/// try_select's pass, from receiver J on: the first channel (lowest index) with a value gives
+/// it, moved once, from where it waited into the result (built in place: every step returns its
+/// prvalue as it is); else `disconnected` if every channel has ended (`ended`: those before J
+/// have), else `empty`. Each channel's lock is released before the next channel is tried.
+/// Exception safety: strong (if `T`'s move throws, the value stays in its channel).
+template <class Result, std::size_t J = 0, class... Queues>
+Result try_all(const std::tuple<const basic_receiver<Queues>*...>& rx, bool ended = true) {
+    if constexpr (J == sizeof...(Queues)) {
+        return Result(std::in_place_index<1>, ended ? recv_errc::disconnected : recv_errc::empty);
+    } else {
+        using T = typename std::tuple_element_t<J, std::tuple<Queues...>>::value_type;
+        return queue_of(*std::get<J>(rx))
+            ->try_recv_as(
+                [](T&& v) { return Result(std::in_place, std::in_place_index<J>, std::move(v)); },
+                [&rx, ended](recv_errc none) {
+                    return try_all<Result, J + 1>(rx, ended && none == recv_errc::disconnected);
+                });
     }
-    (std::index_sequence_for<Rx...>{});
-    if (!out && ended) out.emplace(std::in_place_index<1>, recv_errc::disconnected);
 }
 
 template <class Token, class... Rx>
@@ -239,14 +283,12 @@ void try_select(const Rx&) = delete; // try_select needs two or more receivers: 
 
 /// Never waits: the first receiver (lowest index) whose channel has a value gives it;
 /// `empty` when none has one, `disconnected` when every channel is disconnected and drained.
-/// Exception safety: if `T`'s move throws, the value stays at the head of its channel.
+/// Exception safety: strong: the value moves once, from its channel into the result; if that
+/// throws, the value stays where it was (the head of its channel, or with its waiting
+/// rendezvous sender).
 template <channel_receiver... Rx>
 requires(sizeof...(Rx) >= 2) auto try_select(const Rx&... rx) {
-    using result_type = detail::select_result_for<Rx...>;
-    std::optional<result_type> taken;
-    detail::try_all(taken, detail::select_receivers(rx...));
-    if (taken) return std::move(*taken);
-    return result_type(std::in_place_index<1>, recv_errc::empty);
+    return detail::try_all<detail::select_result_for<Rx...>>(detail::select_receivers(rx...));
 }
 
 } // namespace cochan

@@ -132,6 +132,43 @@ TEST_CASE("rendezvous: a granted receiver destroyed before it resumed gives its 
     CHECK(counted::live() == 0);
 }
 
+TEST_CASE("rendezvous: a try_recv whose move throws leaves the value with its waiting sender",
+          "[rendezvous][exceptions]") {
+    // The value moves once, from the waiting sender into the result: whichever move throws, the
+    // value is the result or still the sender's (before, a throw in the second move destroyed
+    // it and the sender was told it had sent).
+    for (int k = 0; k < 4; ++k) {
+        INFO("throwing move " << k + 1);
+        throwing_move::reset();
+        {
+            auto [tx, rx] = cochan::spmc::rendezvous<throwing_move>();
+            auto sender = [](auto& tx) -> task<bool> {
+                co_return static_cast<bool>(co_await tx.send(throwing_move(3)));
+            }(tx);
+            REQUIRE_FALSE(sender.done());
+            throwing_move::throw_after = k;
+            std::optional<int> got;
+            try {
+                auto r = rx.try_recv();
+                REQUIRE(r);
+                got = r->value;
+            } catch (const std::runtime_error&) {
+                REQUIRE_FALSE(sender.done()); // it still waits, with its value
+            }
+            throwing_move::throw_after = -1;
+            if (!got) {
+                auto r = rx.try_recv();
+                REQUIRE(r);
+                got = r->value;
+            }
+            CHECK(got == 3);
+            REQUIRE(sender.done());
+            CHECK(sender.result());
+        }
+        CHECK(throwing_move::live() == 0);
+    }
+}
+
 TEST_CASE("rendezvous: disconnection wakes the other side; waiting senders get their values",
           "[rendezvous]") {
     both_kinds([](auto ch) {

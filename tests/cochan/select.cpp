@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -342,17 +343,78 @@ TEST_CASE("a throwing move into a waiting select reaches the sender; the select 
     CHECK(throwing_move::live() == 0);
 }
 
-TEST_CASE("try_select of a move that throws leaves the value at the head", "[select][exceptions]") {
-    throwing_move::reset();
-    {
-        auto [tx0, rx0] = cochan::spmc::unbounded<throwing_move>();
-        auto [tx1, rx1] = cochan::spmc::unbounded<int>();
-        REQUIRE(tx0.send(throwing_move(1)));
-        throwing_move::throw_after = 0;
-        CHECK_THROWS_AS(cochan::try_select(rx0, rx1), std::runtime_error);
-        CHECK(rx0.try_recv()->value == 1);
+namespace {
+
+/// One select that finds a value (7) in channel 0 at once, with the `k+1`-th move of that value
+/// made to throw: whichever move throws (into the result, out of it, from a waiting rendezvous
+/// sender), the value is either the select's result or still in channel 0 for the next
+/// receive. Before each move was checked, a throw after the channel's own move destroyed it.
+/// `rendezvous`: the value waits with a sender instead of in a buffer.
+template <class Select> void no_move_loses_the_value(bool rendezvous, Select select) {
+    for (int k = 0; k < 6; ++k) {
+        INFO("throwing move " << k + 1 << (rendezvous ? ", rendezvous" : ", buffered"));
+        throwing_move::reset();
+        {
+            auto [tx0, rx0] = rendezvous ? cochan::spmc::rendezvous<throwing_move>()
+                                         : cochan::spmc::bounded<throwing_move>(4);
+            auto [tx1, rx1] = cochan::spmc::unbounded<int>();
+            auto sent = [](auto& tx) -> task<bool> {
+                co_return static_cast<bool>(co_await tx.send(throwing_move(7)));
+            }(tx0);
+            REQUIRE(sent.done() != rendezvous); // buffered, or its sender waits
+            throwing_move::throw_after = k;
+            std::optional<int> got; // the value the select returned, if it did not throw
+            bool threw = false;
+            try {
+                got = select(rx0, rx1);
+            } catch (const std::runtime_error&) {
+                threw = true;
+            }
+            throwing_move::throw_after = -1;
+            if (threw) {
+                auto again = rx0.try_recv(); // the value, back where it was
+                REQUIRE(again);
+                CHECK(again->value == 7);
+            } else {
+                CHECK(got == 7);
+                CHECK(rx0.try_recv().error() == cochan::recv_errc::empty);
+            }
+            REQUIRE(sent.done());
+            CHECK(sent.result());
+        }
+        CHECK(throwing_move::live() == 0);
     }
-    CHECK(throwing_move::live() == 0);
+}
+
+int value_of(const cochan::recv_result<std::variant<throwing_move, int>>& r) {
+    REQUIRE(r);
+    REQUIRE(r->index() == 0);
+    return std::get<0>(*r).value;
+}
+
+} // namespace
+
+TEST_CASE("try_select of a move that throws leaves the value in its channel",
+          "[select][exceptions]") {
+    for (bool rendezvous : {false, true}) {
+        no_move_loses_the_value(rendezvous, [](const auto& rx0, const auto& rx1) {
+            return value_of(cochan::try_select(rx0, rx1));
+        });
+    }
+}
+
+TEST_CASE("a select that finds a value at once, whose move throws, leaves the value in its "
+          "channel",
+          "[select][exceptions]") {
+    for (bool rendezvous : {false, true}) {
+        no_move_loses_the_value(rendezvous, [](const auto& rx0, const auto& rx1) {
+            auto t = [](const auto& a, const auto& b) -> task<int> {
+                co_return value_of(co_await cochan::select(a, b));
+            }(rx0, rx1);
+            REQUIRE(t.done()); // a value was there: it did not wait
+            return t.result(); // rethrows what the select threw
+        });
+    }
 }
 
 namespace {

@@ -259,36 +259,43 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
 
     // ---- receiving ---------------------------------------------------------------------------
 
-    /// Takes the oldest buffered value without waiting. The value is moved once, straight into
-    /// the result. Exception safety: strong (if `T`'s move throws, the value stays buffered).
+    /// Takes the oldest buffered value without waiting (on a rendezvous channel: a value given
+    /// back, else the oldest waiting sender's). The value is moved once, straight into the
+    /// result. Exception safety: strong (if `T`'s move throws, the value stays where it was:
+    /// buffered, given back, or with its sender, which keeps waiting).
     recv_result<T> try_recv() {
-        completion_batch batch;
-        lock_section lock(mutex_);
-        if (storage_.empty()) {
-            if constexpr (bounded) {
-                if (rendezvous()) {
-                    std::optional<T> v;
-                    if (take_rendezvous(v, batch))
-                        return recv_result<T>(std::in_place, std::move(*v));
-                }
+        return try_recv_as(
+            [](T&& v) { return recv_result<T>(std::in_place, std::move(v)); },
+            [](recv_errc none) { return recv_result<T>(std::in_place_index<1>, none); });
+    }
+
+    /// try_recv() with the caller's result: `make(T&&)` builds it under the lock, moving the
+    /// value once (a prvalue returned as it is, so built in place: detail/after_move.hpp); with
+    /// no value, `none(recv_errc)` builds it once the lock is released (`empty`, or
+    /// `disconnected` when the channel has ended), so it may go on to another channel
+    /// (try_select). Exception safety: strong, for a `make` that throws only from `T`'s move.
+    template <class Make, class None>
+    std::invoke_result_t<Make&, T&&> try_recv_as(Make make, None none) {
+        recv_errc why{};
+        {
+            completion_batch batch;
+            lock_section lock(mutex_);
+            if (!storage_.empty()) {
+                // Pops the moved-from head once the result is built, still under the lock; if
+                // building it threw, the value stays at the head.
+                auto pop = on_moved<T>([&]() noexcept {
+                    storage_.pop_front();
+                    if constexpr (bounded) admit_senders(batch);
+                });
+                return make(std::move(storage_.front()));
             }
-            return recv_result<T>(std::in_place_index<1>,
-                                  receiving_ends() ? recv_errc::disconnected : recv_errc::empty);
+            if (T* v = rendezvous_source()) {
+                auto taken = on_moved<T>([&]() noexcept { rendezvous_taken(batch); });
+                return make(std::move(*v));
+            }
+            why = receiving_ends() ? recv_errc::disconnected : recv_errc::empty;
         }
-        if constexpr (std::is_nothrow_move_constructible_v<T>) {
-            recv_result<T> r(std::in_place, std::move(storage_.front()));
-            storage_.pop_front();
-            if constexpr (bounded) admit_senders(batch);
-            return r;
-        } else {
-            // Pops the moved-from head once the result is built, still under the lock; if
-            // building it threw, the value stays at the head.
-            auto pop = on_moved<T>([&]() noexcept {
-                storage_.pop_front();
-                if constexpr (bounded) admit_senders(batch);
-            });
-            return recv_result<T>(std::in_place, std::move(storage_.front()));
-        }
+        return none(why);
     }
 
     /// Takes up to `max` buffered values into `out` (`out.push_back(T&&)`), oldest first, in one
@@ -563,22 +570,38 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// waiting sender's value (that send completes `ok`). False if there is neither.
     /// Exception safety: strong (if `T`'s move throws, the value stays where it was).
     bool take_rendezvous(std::optional<T>& out, completion_batch& batch) {
+        T* v = rendezvous_source();
+        if (v == nullptr) return false;
+        out.emplace(std::move(*v)); // if it throws, the value stays where it was
+        rendezvous_taken(batch);
+        return true;
+    }
+
+    /// Under the lock, on a rendezvous channel: the value the next receive takes (the oldest
+    /// given back, else the oldest waiting sender's), or null. Always null for an unbounded
+    /// channel, or a bounded one with cells.
+    T* rendezvous_source() noexcept {
+        if constexpr (bounded) {
+            if (!rendezvous()) return nullptr;
+            if (!given_back_.empty()) return &given_back_.front();
+            if (send_waiters_.empty()) return nullptr;
+            return static_cast<send_waiter<T>*>(send_waiters_.front())->offered_;
+        } else {
+            return nullptr;
+        }
+    }
+
+    /// Under the lock, once the value rendezvous_source() gave was moved out: drops it from
+    /// where it was (completing its sender `ok`, notified after the lock).
+    void rendezvous_taken([[maybe_unused]] completion_batch& batch) noexcept {
         if constexpr (bounded) {
             if (!given_back_.empty()) {
-                out.emplace(std::move(given_back_.front()));
                 given_back_.pop_front();
-                return true;
+                return;
             }
-            if (send_waiters_.empty()) return false;
             auto* s = static_cast<send_waiter<T>*>(send_waiters_.front());
-            out.emplace(std::move(*s->offered_));
             send_waiters_.pop_front();
             batch.complete(s, outcome::ok);
-            return true;
-        } else {
-            (void)out;
-            (void)batch;
-            return false;
         }
     }
 

@@ -469,6 +469,9 @@ template <class Queue> class basic_receiver {
     friend op_source<Queue> make_op_source(const basic_receiver& rx) noexcept {
         return {queue_ref<Queue>(rx.queue()), false};
     }
+    /// The queue, without a reference: for an operation that ends before the receiver can
+    /// (try_select's pass). Found by ADL.
+    friend Queue* queue_of(const basic_receiver& rx) noexcept { return rx.queue(); }
 
   private:
     Queue* queue() const noexcept {
