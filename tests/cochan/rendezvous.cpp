@@ -38,6 +38,36 @@ template <class Make> void both_kinds(Make make) {
     make(cochan::mpmc::rendezvous<int>());
 }
 
+// A sender waits on a rendezvous channel with the value 3; `take(rx)` receives it without waiting
+// (returns its value) while each of its first `moves` moves is made to throw in turn: whichever
+// move throws, the value is taken or the sender still waits with it, and the next take gets it.
+template <class Take> void throwing_take_keeps_the_sender_waiting(int moves, Take take) {
+    for (int k = 0; k < moves; ++k) {
+        INFO("throwing move " << k + 1);
+        throwing_move::reset();
+        {
+            auto [tx, rx] = cochan::spmc::rendezvous<throwing_move>();
+            auto sender = [](auto& tx) -> task<bool> {
+                co_return static_cast<bool>(co_await tx.send(throwing_move(3)));
+            }(tx);
+            REQUIRE_FALSE(sender.done());
+            throwing_move::throw_after = k;
+            std::optional<int> got;
+            try {
+                got = take(rx);
+            } catch (const std::runtime_error&) {
+                REQUIRE_FALSE(sender.done()); // it still waits, with its value
+            }
+            throwing_move::throw_after = -1;
+            if (!got) got = take(rx);
+            CHECK(got == 3);
+            REQUIRE(sender.done());
+            CHECK(sender.result());
+        }
+        CHECK(throwing_move::live() == 0);
+    }
+}
+
 } // namespace
 
 TEST_CASE("rendezvous: capacity 0, nothing buffered; bounded(0) still throws", "[rendezvous]") {
@@ -134,39 +164,29 @@ TEST_CASE("rendezvous: a granted receiver destroyed before it resumed gives its 
 
 TEST_CASE("rendezvous: a try_recv whose move throws leaves the value with its waiting sender",
           "[rendezvous][exceptions]") {
-    // The value moves once, from the waiting sender into the result: whichever move throws, the
-    // value is the result or still the sender's (before, a throw in the second move destroyed
-    // it and the sender was told it had sent).
-    for (int k = 0; k < 4; ++k) {
-        INFO("throwing move " << k + 1);
-        throwing_move::reset();
-        {
-            auto [tx, rx] = cochan::spmc::rendezvous<throwing_move>();
-            auto sender = [](auto& tx) -> task<bool> {
-                co_return static_cast<bool>(co_await tx.send(throwing_move(3)));
-            }(tx);
-            REQUIRE_FALSE(sender.done());
-            throwing_move::throw_after = k;
-            std::optional<int> got;
-            try {
-                auto r = rx.try_recv();
-                REQUIRE(r);
-                got = r->value;
-            } catch (const std::runtime_error&) {
-                REQUIRE_FALSE(sender.done()); // it still waits, with its value
-            }
-            throwing_move::throw_after = -1;
-            if (!got) {
-                auto r = rx.try_recv();
-                REQUIRE(r);
-                got = r->value;
-            }
-            CHECK(got == 3);
-            REQUIRE(sender.done());
-            CHECK(sender.result());
-        }
-        CHECK(throwing_move::live() == 0);
-    }
+    // The value moves once, from the waiting sender into the result (before, a throw in the
+    // second move destroyed it and the sender was told it had sent).
+    throwing_take_keeps_the_sender_waiting(4, [](auto& rx) {
+        auto r = rx.try_recv();
+        REQUIRE(r);
+        return r->value;
+    });
+}
+
+TEST_CASE("rendezvous: a try_recv_many whose move throws leaves the value with its waiting sender",
+          "[rendezvous][recv_many][exceptions]") {
+    // As try_recv: the value moves once, from the waiting sender into `out` (before, it moved
+    // into a temporary, the sender was told it had sent, and a throw on the move into `out`
+    // left the value handed back to the channel instead of with its sender).
+    throwing_take_keeps_the_sender_waiting(3, [](auto& rx) {
+        std::vector<throwing_move> out;
+        out.reserve(4); // so only the value's own moves can throw
+        auto n = rx.try_recv_many(out, 4);
+        REQUIRE(n);
+        CHECK(*n == 1);
+        REQUIRE(out.size() == 1);
+        return out[0].value;
+    });
 }
 
 TEST_CASE("rendezvous: disconnection wakes the other side; waiting senders get their values",

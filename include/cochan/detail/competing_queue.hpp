@@ -303,7 +303,8 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// (whose values may join the batch). `empty` or `disconnected` when it took none.
     /// `out.push_back` runs under the lock, like `T`'s move (reserve `out` to keep it short).
     /// Exception safety: if `push_back` throws, the values taken so far stay in `out`; the one
-    /// being moved and all later ones stay in the channel, in order.
+    /// being moved and all later ones stay in the channel, in order (on a rendezvous, with their
+    /// waiting senders).
     template <class Out> recv_result<std::size_t> try_recv_many(Out& out, std::size_t max) {
         completion_batch batch; // destroyed after the lock: notifies admitted senders
         lock_section lock(mutex_);
@@ -314,18 +315,14 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
             ++n;
             if constexpr (bounded) admit_senders(batch);
         }
-        if constexpr (bounded) {
-            std::optional<T> v;
-            while (n < max && rendezvous() && take_rendezvous(v, batch)) {
-                try {
-                    out.push_back(std::move(*v));
-                } catch (...) { // not delivered: it is the next receive's, ahead of the rest
-                    given_back_.push_front(std::move(*v));
-                    throw;
-                }
-                v.reset();
-                ++n;
-            }
+        // A rendezvous: each value moves once, from where it waits (given back, or a waiting
+        // sender's) into `out`, and its sender completes only once that move succeeded.
+        while (n < max) {
+            T* v = rendezvous_source();
+            if (v == nullptr) break;
+            out.push_back(std::move(*v));
+            rendezvous_taken(batch);
+            ++n;
         }
         if (n != 0) return recv_result<std::size_t>(std::in_place, n);
         return recv_result<std::size_t>(
