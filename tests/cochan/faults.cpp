@@ -5,6 +5,7 @@
 // operation, that no other value is lost or duplicated, and that the channel stays usable.
 #include <cochan/cochan.hpp>
 
+#include "support/alloc_hook.hpp"
 #include "support/channels.hpp"
 #include "support/counted.hpp"
 #include "support/manual_scheduler.hpp"
@@ -24,125 +25,6 @@
 #include <vector>
 
 using namespace cochan_test;
-
-// ---- allocation failure hook -------------------------------------------------------------------
-
-// clang's TSan and MSan runtimes link their own operator new/delete as strong symbols (a
-// replacement would be defined twice), so those builds go without the hook and its tests. g++'s
-// sanitizers, and clang's ASan and UBSan, accept the replacement.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define COCHAN_TEST_NO_ALLOC_HOOK 1
-#endif
-#endif
-
-#ifndef COCHAN_TEST_NO_ALLOC_HOOK
-namespace {
-
-// Armed with k, the (k + 1)-th allocation on this thread throws std::bad_alloc; -1: never.
-// Per thread, so a thread of another test (all are joined before their test ends) or of the
-// runtime can never consume the budget.
-thread_local long fail_alloc_after = -1;
-
-// Every allocation of the program comes here: malloc, or aligned_alloc for the aligned forms.
-void* allocate(std::size_t n, std::size_t align = 0) {
-    if (fail_alloc_after >= 0 && fail_alloc_after-- == 0) throw std::bad_alloc();
-    if (n == 0) n = 1;
-    for (;;) {
-        void* p = nullptr;
-        if (align == 0) {
-            p = std::malloc(n);
-        } else {
-            // aligned_alloc wants a size that is a multiple of an alignment of at least a
-            // pointer (ASan checks both).
-            align = std::max(align, sizeof(void*));
-            p = std::aligned_alloc(align, (n + align - 1) / align * align);
-        }
-        if (p != nullptr) return p;
-        std::new_handler handler = std::get_new_handler();
-        if (handler == nullptr) throw std::bad_alloc();
-        handler();
-    }
-}
-
-void* allocate_nothrow(std::size_t n, std::size_t align = 0) noexcept {
-    try {
-        return allocate(n, align);
-    } catch (...) {
-        return nullptr;
-    }
-}
-
-std::size_t to_size(std::align_val_t a) noexcept {
-    return static_cast<std::size_t>(a);
-}
-
-} // namespace
-
-// Every form is replaced, aligned ones included, so that (1) every allocation pairs with its
-// deallocation (malloc or aligned_alloc with free: ASan checks the pairing), and (2) the static
-// new/delete of clang's TSan and MSan runtimes is never linked in (it would define them twice).
-void* operator new(std::size_t n) {
-    return allocate(n);
-}
-void* operator new[](std::size_t n) {
-    return allocate(n);
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-    return allocate(n, to_size(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-    return allocate(n, to_size(a));
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-    return allocate_nothrow(n);
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-    return allocate_nothrow(n);
-}
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-    return allocate_nothrow(n, to_size(a));
-}
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-    return allocate_nothrow(n, to_size(a));
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-    std::free(p);
-}
-#endif // COCHAN_TEST_NO_ALLOC_HOOK
 
 namespace {
 
