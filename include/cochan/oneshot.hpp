@@ -60,7 +60,7 @@ template <channel_value T> class oneshot_sender {
     /// parameter). Thread safety: not concurrently with another use of this object.
     send_result<T> send(T v) {
         using status = typename core::send_status;
-        const status s = get()->send(v);
+        const status s = get()->try_send(v);
         // Nothing below may touch *this or the core: send() resumed the receive it woke, and
         // that coroutine may have destroyed this endpoint (and with it the last reference).
         switch (s) {
@@ -87,6 +87,13 @@ template <channel_value T> class oneshot_sender {
     /// sent, or the receiver is gone (so a server can skip a reply nobody waits for). A
     /// snapshot; takes the lock. Thread safety: as `send`.
     bool is_closed() const noexcept { return get()->sending_refused(); }
+
+    /// The source of an operation on this sender (detail/op_state.hpp), for adapters: a counted
+    /// reference to the core (whose own state says whether this sender was closed). Found by
+    /// ADL. `cochan::asio::async_send(tx, v, token)` takes a one-shot sender through it.
+    friend detail::op_source<core> make_op_source(const oneshot_sender& tx) noexcept {
+        return {detail::queue_ref<core>(tx.get()), false};
+    }
 
   private:
     core* get() const noexcept {
@@ -191,10 +198,11 @@ template <channel_value T> class oneshot_receiver {
         detail::blocking_op<detail::recv_op_state<core>> op(get());
         return op.run_until(deadline);
     }
-    /// `blocking_recv_until(steady_clock::now() + timeout)`.
+    /// `blocking_recv_until(steady_clock::now() + timeout)`, the deadline saturated: a huge
+    /// timeout (`seconds::max()`) waits without one (detail::deadline_after).
     template <class Rep, class Period>
     recv_result<T> blocking_recv_for(const std::chrono::duration<Rep, Period>& timeout) {
-        return blocking_recv_until(std::chrono::steady_clock::now() + timeout);
+        return blocking_recv_until(detail::deadline_after(timeout));
     }
 
     /// True when a receive can no longer produce a value: the value was taken, or the sender

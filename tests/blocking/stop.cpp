@@ -166,6 +166,46 @@ TEST_CASE("blocking: a deadline call that waits, woken by a value before the dea
     CHECK(got == 5);
 }
 
+TEST_CASE("blocking: a huge timeout waits for the value instead of overflowing") {
+    // `_for(d)` is `_until(now() + d)`: with `seconds::max()` that sum overflowed into the past,
+    // so the call (already linked) timed out at once. The deadline saturates instead: each call
+    // below is still waiting when the value (or the cell) comes, once it has linked.
+    linked = 0;
+    constexpr auto forever = std::chrono::seconds::max();
+    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    std::atomic<int> got{-1};
+    std::thread receiver([&, rx = rx] {
+        auto r = rx.blocking_recv_for(forever);
+        got = r ? *r : -static_cast<int>(r.error()) - 2;
+    });
+    wait_linked(1);
+    REQUIRE(tx.try_send(5));
+    receiver.join();
+    CHECK(got == 5);
+
+    REQUIRE(tx.try_send(6)); // full: the send below waits
+    std::atomic<int> sent{-1};
+    std::thread sender([&] {
+        auto r = tx.blocking_send_for(7, std::chrono::nanoseconds::max());
+        sent = r ? 1 : -static_cast<int>(r.error().reason) - 2;
+    });
+    wait_linked(2);
+    CHECK(*rx.try_recv() == 6); // frees the cell the send waits for
+    sender.join();
+    CHECK(sent == 1);
+    CHECK(*rx.try_recv() == 7);
+
+    auto [otx, orx] = cochan::oneshot<int>();
+    std::thread oneshot_receiver([&, orx = std::move(orx)]() mutable {
+        auto r = orx.blocking_recv_for(forever);
+        got = r ? *r : -static_cast<int>(r.error()) - 2;
+    });
+    wait_linked(3);
+    REQUIRE(otx.send(8));
+    oneshot_receiver.join();
+    CHECK(got == 8);
+}
+
 TEST_CASE("blocking: the caller's token object may be destroyed once the call waits") {
     // The blocking calls take the token by reference and read it only before they wait (their
     // first step, and start() registering the stop callback, which holds its own reference to

@@ -162,6 +162,32 @@ TEST_CASE("rendezvous: a granted receiver destroyed before it resumed gives its 
     CHECK(counted::live() == 0);
 }
 
+TEST_CASE("rendezvous: is_closed() is true once every sender is gone, while a value given back "
+          "still waits",
+          "[rendezvous]") {
+    // As on a channel with cells: is_closed() says no value will arrive any more (the sender is
+    // gone), not that nothing is left to receive; the value given back is still received.
+    both_kinds([](auto ch) {
+        auto& [tx, rx] = ch;
+        manual_scheduler later;
+        auto doomed = [](auto& rx, manual_scheduler& q) -> task<int> {
+            auto r = co_await rx.recv().resume_on(q.executor());
+            co_return r ? *r : -1;
+        }(rx, later);
+        REQUIRE(tx.try_send(4)); // granted to `doomed`
+        later.discard_all();
+        doomed.reset(); // the value goes back to the channel
+        CHECK_FALSE(rx.is_closed());
+        { auto gone = std::move(tx); }
+        CHECK(rx.is_closed());
+        auto again = rx.try_recv();
+        REQUIRE(again);
+        CHECK(*again == 4);
+        CHECK(rx.is_closed());
+        CHECK(rx.try_recv().error() == cochan::recv_errc::disconnected);
+    });
+}
+
 TEST_CASE("rendezvous: a try_recv whose move throws leaves the value with its waiting sender",
           "[rendezvous][exceptions]") {
     // The value moves once, from the waiting sender into the result (before, a throw in the

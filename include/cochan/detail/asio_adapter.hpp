@@ -514,6 +514,30 @@ template <class Derived, class Held, class Handler> class op_base : public track
         work_.reset();
     }
 
+    /// Starts a created operation: enlists it, connects its cancellation, then takes its first
+    /// step, `step()`: true if the operation waits (its notification posts it later), false if
+    /// it is done (posted now: it never completes inside the initiating function). If the
+    /// context is shutting down it never starts. If connecting the slot (which allocates) or the
+    /// step throws (`bad_alloc`, `T`'s move), nothing stays enlisted, connected or linked: the
+    /// operation is freed and the exception propagates from the initiating function.
+    template <class Step> static void launch(Derived* op, op_registry* registry, Step step) {
+        if (!op->enlist(registry)) {
+            abandon_op(op);
+            return;
+        }
+        bool waits = false;
+        try {
+            op->connect_cancellation();
+            waits = step();
+        } catch (...) {
+            op->delist();
+            op->disconnect_cancellation();
+            deallocate(op); // the operation state unlinks (or was never linked) as it goes
+            throw;
+        }
+        if (!waits) op->post_completion();
+    }
+
     /// Installs the cancellation handler (when the handler has a connected slot).
     void connect_cancellation() {
         auto slot = net::get_associated_cancellation_slot(*handler_);
@@ -668,21 +692,7 @@ class recv_op final : public op_base<recv_op<Queue, Handler, C>, queue_ref<Queue
         // A value taken at once keeps its permit until complete() runs, so a cancellation
         // arriving before then can always give it back.
         op->defer_delivery();
-        if (!op->enlist(registry)) { // the context is shutting down: never start
-            base::abandon_op(op);
-            return;
-        }
-        op->connect_cancellation();
-        bool linked = false;
-        try {
-            linked = op->state::start(&notify, {});
-        } catch (...) {
-            op->delist();
-            op->disconnect_cancellation();
-            base::deallocate(op);
-            throw;
-        }
-        if (!linked) op->post_completion(); // never complete inside the initiating function
+        base::launch(op, registry, [op] { return op->state::start(&notify, {}); });
     }
 
   private:
@@ -726,21 +736,8 @@ class send_op final : public op_base<send_op<Queue, Handler, C>, queue_ref<Queue
     template <class V> static void start(Queue* q, bool closed, V&& value, Handler&& h) {
         op_registry* registry = base::registry_of(h);
         send_op* op = base::create(h, q, closed, std::forward<V>(value), std::move(h));
-        if (!op->enlist(registry)) { // the context is shutting down: never start
-            base::abandon_op(op);
-            return;
-        }
-        op->connect_cancellation();
-        bool linked = false;
-        try {
-            linked = op->state::start(&notify, {}); // a closed sender completes at once
-        } catch (...) {
-            op->delist();
-            op->disconnect_cancellation();
-            base::deallocate(op);
-            throw;
-        }
-        if (!linked) op->post_completion();
+        // A closed sender completes at once.
+        base::launch(op, registry, [op] { return op->state::start(&notify, {}); });
     }
 
   private:
@@ -942,6 +939,13 @@ class immediate_recv final : public immediate_base<Queue, Handler> {
     immediate_cancel* cancel_ = nullptr;   // in the handler's slot; null if none installed
 };
 
+/// A queue whose sends may wait (`send_or_wait`): a channel's. A one-shot's never wait.
+template <class Queue>
+concept waiting_sends = requires(Queue& q,
+                                 cochan::detail::send_waiter<typename Queue::value_type>& w) {
+    q.send_or_wait(w);
+};
+
 /// A send completed at once (see the protocol above): sent, or refused with its value in hand.
 template <class Queue, class Handler, convention C>
 class immediate_send final : public immediate_base<Queue, Handler> {
@@ -951,7 +955,7 @@ class immediate_send final : public immediate_base<Queue, Handler> {
   public:
     immediate_send(immediate_send&& other) noexcept(
         std::is_nothrow_move_constructible_v<Handler>&& std::is_nothrow_move_constructible_v<T>)
-        : base(std::move(other)), unsent_(std::move(other.unsent_)) {
+        : base(std::move(other)), unsent_(std::move(other.unsent_)), refused_(other.refused_) {
         this->take_ownership(other);
     }
     immediate_send(const immediate_send&) = delete;
@@ -965,18 +969,24 @@ class immediate_send final : public immediate_base<Queue, Handler> {
 
     /// Completes a send of `v` at once if it can, by posting the completion: true then (`h` was
     /// moved from, and `v` too unless the send was refused); false if it must wait (`v` and `h`
-    /// untouched). Throws only if `T`'s move or the post throws (a value sent stays sent).
+    /// untouched). A queue whose sends never wait (a one-shot) always completes here: `full`
+    /// there is final (a value was already sent), and refuses the send with the value back.
+    /// Throws only if `T`'s move or the post throws (a value sent stays sent).
     static bool try_start(Queue* q, bool closed, T& v, Handler& h) {
+        send_errc refused = send_errc::disconnected;
         if (!closed) {
             switch (q->try_send(v)) {
-            case Queue::send_status::full: return false;
+            case Queue::send_status::full:
+                if constexpr (waiting_sends<Queue>) return false;
+                refused = send_errc::full;
+                break;
             case Queue::send_status::ok:
-                base::post(immediate_send(q, h, std::nullopt));
+                base::post(immediate_send(q, h, std::nullopt, refused));
                 return true;
             case Queue::send_status::disconnected: break;
             }
         }
-        base::post(immediate_send(q, h, std::optional<T>(std::move(v))));
+        base::post(immediate_send(q, h, std::optional<T>(std::move(v)), refused));
         return true;
     }
 
@@ -987,17 +997,18 @@ class immediate_send final : public immediate_base<Queue, Handler> {
         if (!unsent) {
             invoke_handler<C>(std::move(h), send_result<T>(std::in_place));
         } else {
-            invoke_handler<C>(std::move(h), send_result<T>(std::in_place_index<1>,
-                                                           send_error<T>{send_errc::disconnected,
-                                                                         std::move(*unsent)}));
+            invoke_handler<C>(std::move(h),
+                              send_result<T>(std::in_place_index<1>,
+                                             send_error<T>{refused_, std::move(*unsent)}));
         }
     }
 
   private:
-    immediate_send(Queue* q, Handler& h, std::optional<T>&& unsent)
-        : base(q, std::move(h)), unsent_(std::move(unsent)) {}
+    immediate_send(Queue* q, Handler& h, std::optional<T>&& unsent, send_errc refused)
+        : base(q, std::move(h)), unsent_(std::move(unsent)), refused_(refused) {}
 
     std::optional<T> unsent_; // a refused send's value; empty once sent
+    send_errc refused_;       // why `unsent_` was refused
 };
 
 template <convention C> struct initiate_recv {
@@ -1035,7 +1046,10 @@ template <convention C> struct initiate_send {
     static void start(const op_source<Queue>& source, typename Queue::value_type& v, Handler& h) {
         Queue* q = source.queue.get();
         if (immediate_send<Queue, Handler, C>::try_start(q, source.closed, v, h)) return;
-        send_op<Queue, Handler, C>::start(q, source.closed, std::move(v), std::move(h));
+        // A queue whose sends never wait completed above.
+        if constexpr (waiting_sends<Queue>) {
+            send_op<Queue, Handler, C>::start(q, source.closed, std::move(v), std::move(h));
+        }
     }
 };
 
@@ -1115,12 +1129,16 @@ struct inline_token<COCHAN_ASIO_AS_TUPLE<net::use_awaitable_t<Executor>>> : std:
 #endif
 template <class Executor>
 struct inline_token<net::redirect_error_t<net::use_awaitable_t<Executor>>> : std::true_type {
+    using token_type = net::redirect_error_t<net::use_awaitable_t<Executor>>;
     // redirect_error stores the code in the caller's variable and returns the rest, as
-    // use_awaitable does. Only the `_ec` operations complete with a code first.
-    template <class A>
-    static std::decay_t<A> complete(const net::redirect_error_t<net::use_awaitable_t<Executor>>& t,
-                                    error_code ec, A&& a) {
+    // use_awaitable does: the `_ec` operations complete with a code first.
+    template <class A> static std::decay_t<A> complete(const token_type& t, error_code ec, A&& a) {
         t.ec_ = ec;
+        return std::forward<A>(a);
+    }
+    // A completion with no code (async_recv, async_send: a result) passes through redirect_error
+    // untouched, as Asio's own handler passes it, leaving the caller's variable as it was.
+    template <class A> static std::decay_t<A> complete(const token_type&, A&& a) {
         return std::forward<A>(a);
     }
 };
@@ -1233,24 +1251,11 @@ class select_op final
         op_registry* registry = base::registry_of(h);
         select_op* op = base::create(h, std::move(h), q...);
         op->branches_.defer_delivery();
-        if (!op->enlist(registry)) { // the context is shutting down: never start
-            base::abandon_op(op);
-            return;
-        }
-        op->connect_cancellation();
-        bool decided_here = false;
-        try {
-            decided_here = op->branches_.link(op->claim_);
-        } catch (...) { // a value's move threw: the claim is abandoned, no channel grants now
-            op->delist();
-            op->disconnect_cancellation();
-            base::deallocate(op); // the branches unlink as they are destroyed
-            throw;
-        }
-        // Decided by this thread (nothing will notify), or the notification came while the
-        // branches were linking: post now. Otherwise the notification posts. Never complete
-        // inside the initiating function.
-        if (decided_here || !op->claim_.suspend()) op->post_completion();
+        // Waits unless decided by this thread (nothing will notify) or by a notification that
+        // came while the branches were linking. If a value's move throws, the claim is
+        // abandoned (no channel grants now) and the branches unlink as they are destroyed.
+        base::launch(op, registry,
+                     [op] { return !op->branches_.link(op->claim_) && op->claim_.suspend(); });
     }
 
     /// The slot's canceller and the shutdown call this (see op_base): decides `cancelled` if

@@ -157,10 +157,11 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     }
     std::size_t capacity() const noexcept requires bounded { return storage_.capacity(); }
     /// No value will arrive any more: every sender is gone or a receiver closed the channel
-    /// (buffered values may remain).
+    /// (buffered values, or on a rendezvous values given back, may remain: see
+    /// receiving_ends(), which also waits for those).
     bool sending_ended() noexcept {
         std::lock_guard lock(mutex_);
-        return receiving_ends();
+        return senders_ == 0 || closed_;
     }
     /// Every send fails from now on: every receiver is gone or a receiver closed the channel.
     bool sending_refused() noexcept {
@@ -602,9 +603,13 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         }
     }
 
-    /// Under the lock: no value will arrive any more.
+    /// Under the lock: a receive can take nothing now and never will, so it completes
+    /// `disconnected`: sending ended and nothing given back waits (the caller has found the
+    /// buffer empty), or every receiver is gone (the buffer was destroyed with the last one;
+    /// only an operation holding its own queue reference, such as an Asio receive or select
+    /// launched after that, can still ask).
     bool receiving_ends() const noexcept {
-        return (senders_ == 0 || closed_) && given_back_.empty();
+        return ((senders_ == 0 || closed_) && given_back_.empty()) || receivers_ == 0;
     }
     /// Under the lock: every send fails.
     bool sends_refused() const noexcept {

@@ -194,18 +194,19 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
         const std::chrono::time_point<Clock, Duration>& deadline) const requires bounded_mpmc {
         return blocking_until(std::move(v), deadline);
     }
-    /// `blocking_send_until(v, steady_clock::now() + timeout)`.
+    /// `blocking_send_until(v, steady_clock::now() + timeout)`, the deadline saturated: a huge
+    /// timeout (`seconds::max()`) waits without one (detail::deadline_after).
     template <class Rep, class Period>
     send_result<value_type>
     blocking_send_for(value_type v,
                       const std::chrono::duration<Rep, Period>& timeout) requires bounded_spmc {
-        return blocking_until(std::move(v), std::chrono::steady_clock::now() + timeout);
+        return blocking_until(std::move(v), detail::deadline_after(timeout));
     }
     template <class Rep, class Period>
     send_result<value_type> blocking_send_for(
         value_type v,
         const std::chrono::duration<Rep, Period>& timeout) const requires bounded_mpmc {
-        return blocking_until(std::move(v), std::chrono::steady_clock::now() + timeout);
+        return blocking_until(std::move(v), detail::deadline_after(timeout));
     }
 
     // ---- unbounded: synchronous send ----------------------------------------------------------
@@ -404,11 +405,12 @@ template <class Queue> class basic_receiver {
     blocking_recv_until(const std::chrono::time_point<Clock, Duration>& deadline) const {
         return blocking_with(true, [&](auto& op) { return op.run_until(deadline); });
     }
-    /// `blocking_recv_until(steady_clock::now() + timeout)`.
+    /// `blocking_recv_until(steady_clock::now() + timeout)`, the deadline saturated: a huge
+    /// timeout (`seconds::max()`) waits without one (detail::deadline_after).
     template <class Rep, class Period>
     recv_result<value_type>
     blocking_recv_for(const std::chrono::duration<Rep, Period>& timeout) const {
-        return blocking_recv_until(std::chrono::steady_clock::now() + timeout);
+        return blocking_recv_until(detail::deadline_after(timeout));
     }
 
     /// The oldest buffered value without waiting, or `empty` (a sender remains) or

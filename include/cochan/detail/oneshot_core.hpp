@@ -27,8 +27,8 @@ namespace cochan::detail {
 ///
 /// State, all guarded by `mutex_` unless said otherwise:
 /// - `slot_`, where the one value is:
-///     empty  -> stored   send() while no receive waits: the value moves into `value_`
-///     empty  -> taken    send() while a receive waits: a *grant*, moved into that waiter's
+///     empty  -> stored   try_send() while no receive waits: the value moves into `value_`
+///     empty  -> taken    try_send() while a receive waits: a *grant*, moved into that waiter's
 ///                        value storage, which completes `granted`
 ///     stored -> taken    try_recv(), or a receive that finds it (completes `ok`, no wait);
 ///                        or the receiver disconnects (the value is destroyed, see `value_`)
@@ -51,7 +51,7 @@ namespace cochan::detail {
 ///
 /// Who completes whom (each under the lock; the waiter is notified after unlocking, through a
 /// `completion_batch` or, for a cancellation, directly, so no user code runs under the lock):
-/// - send() grants the value to the waiting receive, which resumes on the sender's thread (or
+/// - try_send() grants the value to the waiting receive, which resumes on the sender's thread (or
 ///   through its `resume_on` poster);
 /// - remove_sender() (the sender closed or destroyed without sending) completes the waiting
 ///   receive `disconnected`;
@@ -137,7 +137,7 @@ template <class T> class oneshot_core : public counted_lifetime<oneshot_core<T>>
     /// stored). `disconnected` (the sender was closed or the receiver is gone) and `full` (a
     /// value was already sent) leave `v` untouched. Exception safety: strong (a throwing move of
     /// `T` changes nothing, a waiting receive stays waiting, and the exception propagates).
-    send_status send(T& v) {
+    send_status try_send(T& v) {
         completion_batch batch; // destroyed last: notifies after the lock is released
         std::unique_lock lock(mutex_);
         if (!sender_ || !receiver_) return send_status::disconnected;
@@ -180,26 +180,14 @@ template <class T> class oneshot_core : public counted_lifetime<oneshot_core<T>>
     /// `w` and returns true. A stop seen before linking cancels it even if a value is stored
     /// (docs/design.md, cancellation). Exception safety: if moving the stored value into `w`
     /// throws, it stays stored and the exception propagates.
-    bool recv_or_wait(recv_waiter<T>& w) {
-        std::lock_guard lock(mutex_);
-        if (w.stop_seen_) {
-            w.outcome_ = outcome::cancelled;
-        } else if (slot_ == slot::stored) {
-            w.value_.emplace(std::move(*value_));
-            value_.reset(); // the moved-from husk, under the lock
-            slot_ = slot::taken;
-            w.outcome_ = outcome::ok;
-        } else if (slot_ == slot::empty && sender_ && receiver_) {
-            // Checked in every build: overwriting the waiter would strand the first receive.
-            COCHAN_CHECK(waiter_ == nullptr, "two receives overlap on one oneshot receiver");
-            w.state_ = wait_state::waiting;
-            waiter_ = &w;
-            return true;
-        } else {
-            w.outcome_ = outcome::disconnected; // taken already, or nothing will ever come
-        }
-        w.state_ = wait_state::done;
-        return false;
+    bool recv_or_wait(recv_waiter<T>& w) { return recv_step(w, true); }
+
+    /// The Asio adapter's immediate completion (as competing_queue::recv_at_once): if
+    /// recv_or_wait() would complete `w` at once (the value taken, or nothing will ever come),
+    /// does so and returns true; otherwise returns false and leaves `w` idle and unlinked.
+    bool recv_at_once(recv_waiter<T>& w) {
+        recv_step(w, false);
+        return w.state_ == wait_state::done; // `w` is not linked: only the caller sees it
     }
 
     /// A receive holds the value and will not deliver it (`recv_op_state::give_back`): while the
@@ -256,6 +244,30 @@ template <class T> class oneshot_core : public counted_lifetime<oneshot_core<T>>
 
   private:
     ~oneshot_core() = default; // the last release(); `value_` is empty by then
+
+    /// recv_or_wait(); with `link` false, a receive that would wait is left idle instead.
+    bool recv_step(recv_waiter<T>& w, bool link) {
+        std::lock_guard lock(mutex_);
+        if (w.stop_seen_) {
+            w.outcome_ = outcome::cancelled;
+        } else if (slot_ == slot::stored) {
+            w.value_.emplace(std::move(*value_));
+            value_.reset(); // the moved-from husk, under the lock
+            slot_ = slot::taken;
+            w.outcome_ = outcome::ok;
+        } else if (slot_ == slot::empty && sender_ && receiver_) {
+            if (!link) return false;
+            // Checked in every build: overwriting the waiter would strand the first receive.
+            COCHAN_CHECK(waiter_ == nullptr, "two receives overlap on one oneshot receiver");
+            w.state_ = wait_state::waiting;
+            waiter_ = &w;
+            return true;
+        } else {
+            w.outcome_ = outcome::disconnected; // taken already, or nothing will ever come
+        }
+        w.state_ = wait_state::done;
+        return false;
+    }
 
     enum class slot : unsigned char { empty, stored, taken };
 

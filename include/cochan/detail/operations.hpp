@@ -84,6 +84,25 @@ template <resume_target P> auto make_poster(P&& target) {
 
 template <class P> using resume_via_t = resume_via<decltype(make_poster(std::declval<P>()))>;
 
+/// The deadline of a blocking `_for` call: `steady_clock::now() + timeout`, saturated at the
+/// clock's last time point (a timeout within a second of it, `seconds::max()` for instance,
+/// means "no deadline"), so no huge timeout overflows into the past. A timeout of zero or less
+/// gives `now()` (a deadline already passed: the call still takes what is there at once).
+template <class Rep, class Period>
+std::chrono::steady_clock::time_point
+deadline_after(const std::chrono::duration<Rep, Period>& timeout) {
+    using clock = std::chrono::steady_clock;
+    const clock::time_point now = clock::now();
+    if (timeout <= timeout.zero()) return now;
+    // Compared in floating-point seconds, which holds any duration's range; the one-second
+    // margin covers its rounding, so the conversion below never overflows.
+    using seconds = std::chrono::duration<double>;
+    if (seconds(timeout) >= seconds(clock::time_point::max() - now) - seconds(1)) {
+        return clock::time_point::max();
+    }
+    return now + std::chrono::ceil<clock::duration>(timeout);
+}
+
 /// Wakes a thread blocked in `blocking_recv` / `blocking_send`. The waiter first spins
 /// briefly (a few pauses, then a few yields, about a microsecond to a few tens of them), since
 /// the other side often completes it within that time and a futex sleep and wake-up cost far
