@@ -7,6 +7,10 @@
 // - which waiting operations each operation completed, and in which order (one transition
 //   notifies one waiter; a disconnection notifies all, oldest first);
 // - `size()` after each operation;
+// - after each operation, the lifecycle queries of every live sender and receiver of both
+//   channels (`is_closed()`, `size()`, `empty()`, `capacity()` where the kind has one), against
+//   the answers docs/reference.md's "Queries" table gives in the model's state: exact, since
+//   one thread runs everything;
 // - which values are alive after each operation: the model knows where every value is (the
 //   buffer, a grant, a waiting send, the caller), so a value lost, duplicated, destroyed early
 //   or kept too long is a mismatch; at the end `counted::live() == 0`.
@@ -64,6 +68,7 @@ using cochan_test::task;
 bool g_verbose = false;
 
 [[noreturn]] void mismatch(const std::string& what) {
+    std::fflush(stdout); // the verbose trace first
     std::fprintf(stderr, "cochan fuzz: mismatch with the model: %s\n", what.c_str());
     std::fflush(stderr);
     std::abort();
@@ -377,10 +382,37 @@ class model {
         std::erase(send_waiters, i);
     }
 
+    // The lifecycle queries, as docs/reference.md states them (its "Queries" table; for a
+    // rendezvous, its "Factories"), from the model's own state.
+
+    /// A sender's `is_closed()`: this endpoint was `close()`d (`closed_itself`; a clone of a
+    /// closed sender is closed), a receiver closed the channel, or every receiver is gone.
+    bool sender_is_closed(bool closed_itself) const noexcept {
+        return closed_itself || closed || receivers == 0;
+    }
+    /// A receiver's `is_closed()`: every sender is gone (destroyed or closed) or a receiver
+    /// closed the channel, even while values are still buffered or, on a rendezvous, a value
+    /// given back waits to be received.
+    bool receiver_is_closed() const noexcept { return senders == 0 || closed; }
+    /// `size()` on any endpoint: the values buffered now, not counting values granted to
+    /// waiting receivers; 0 once the last receiver is gone (receiver_left() clears the buffer).
+    /// Always 0 on a rendezvous: a value given back waits outside the capacity.
+    std::size_t expected_size() const noexcept { return rendezvous() ? 0 : buffer.size(); }
+    /// `capacity()` (bounded endpoints): the capacity given to `bounded`, 0 for a rendezvous.
+    std::size_t expected_capacity() const noexcept { return capacity_; }
+    /// The state the queries are answered from, for a mismatch's message.
+    std::string lifecycle() const {
+        return "senders " + std::to_string(senders) + ", receivers " + std::to_string(receivers) +
+               (closed ? ", closed by a receiver" : "") + ", buffered " +
+               std::to_string(buffer.size()) + ", given back " + std::to_string(given_back.size()) +
+               ", granted not taken " + std::to_string(outstanding);
+    }
+
     /// The invariants the design states; a failure here is a bug in the model.
     void check_invariants() const {
         if (real_receiver_waits() && ready()) mismatch("model: receivers wait on a value");
         if (!send_waiters.empty() && slot_free()) mismatch("model: senders wait on a free slot");
+        if (rendezvous() && !buffer.empty()) mismatch("model: a rendezvous buffers a value");
     }
 
   private:
@@ -1099,10 +1131,12 @@ template <class Kind> class harness {
         }
     }
 
-    /// After every operation: size(), and exactly the values the model holds are alive.
+    /// After every operation: size(), the lifecycle queries of every live endpoint
+    /// (check_queries()), and exactly the values the model holds are alive.
     void check_state() {
         model_.check_invariants();
         side_.check_invariants();
+        check_queries();
         const std::size_t size = core_->size();
         if (size != model_.buffer.size()) {
             mismatch("size() is " + std::to_string(size) + "; the model buffers " +
@@ -1131,6 +1165,57 @@ template <class Kind> class harness {
             if (g_live[id] != expected[id]) {
                 mismatch("v" + std::to_string(id) + " has " + std::to_string(g_live[id]) +
                          " live object(s); the model says " + std::to_string(expected[id]));
+            }
+        }
+    }
+
+    /// The lifecycle queries of every live endpoint of both channels: `is_closed()`, `size()`,
+    /// `empty()` and, on bounded endpoints, `capacity()`, each compared with what
+    /// docs/reference.md says it answers in the model's state (model::sender_is_closed() and
+    /// the rest). The harness runs on one thread and nothing runs between two of its calls, so
+    /// no answer can be stale: each must be exact.
+    void check_queries() const {
+        // Bounded endpoints (rendezvous too) have capacity(), unbounded ones none: so the
+        // `requires` in check_queries_of() skips no capacity() that exists.
+        static_assert(requires(const sender& tx) { tx.capacity(); } == bounded);
+        static_assert(requires(const receiver& rx) { rx.capacity(); } == bounded);
+        for (std::size_t k = 0; k < max_endpoints; ++k) {
+            if (tx_[k]) {
+                check_queries_of(*tx_[k], "tx" + std::to_string(k), model_,
+                                 model_.sender_is_closed(tx_closed_[k]));
+            }
+            if (rx_[k]) {
+                check_queries_of(*rx_[k], "rx" + std::to_string(k), model_,
+                                 model_.receiver_is_closed());
+            }
+        }
+        // The side channel's one sender is never closed in place: side_close() destroys it.
+        if (side_tx_) check_queries_of(*side_tx_, "side tx", side_, side_.sender_is_closed(false));
+        if (side_rx_) check_queries_of(*side_rx_, "side rx", side_, side_.receiver_is_closed());
+    }
+
+    template <class Endpoint>
+    static void check_queries_of(const Endpoint& e, const std::string& who, const model& m,
+                                 bool closed) {
+        const auto context = [&] { return " (model: " + m.lifecycle() + ")"; };
+        if (e.is_closed() != closed) {
+            mismatch(who + ".is_closed() is " + (closed ? "false" : "true") + "; the model says " +
+                     (closed ? "true" : "false") + context());
+        }
+        const std::size_t size = e.size();
+        if (size != m.expected_size()) {
+            mismatch(who + ".size() is " + std::to_string(size) + "; the model says " +
+                     std::to_string(m.expected_size()) + context());
+        }
+        if (e.empty() != (m.expected_size() == 0)) {
+            mismatch(who + ".empty() is " + (e.empty() ? "true" : "false") + "; the model says " +
+                     (m.expected_size() == 0 ? "true" : "false") + context());
+        }
+        // capacity(): bounded endpoints only (a deleted member on unbounded ones).
+        if constexpr (requires { e.capacity(); }) {
+            if (e.capacity() != m.expected_capacity()) {
+                mismatch(who + ".capacity() is " + std::to_string(e.capacity()) +
+                         "; the model says " + std::to_string(m.expected_capacity()));
             }
         }
     }
