@@ -180,11 +180,15 @@ TEST_CASE("asio: an allocation failure while an operation starts leaves nothing 
                      asio::cancellation_signal& signal, bool& ran) {
         auto handler =
             asio::bind_cancellation_slot(signal.slot(), on(io, [&ran](auto&&...) { ran = true; }));
-        if (kind == 0) async_recv(rx, std::move(handler));
-        if (kind == 1) async_select(std::move(handler), rx, rx2);
-        if (kind == 2) async_send(tx, 9, std::move(handler)); // waits: the channel is full
+        if (kind == 0) {
+            async_recv(rx, std::move(handler));
+        } else if (kind == 1) {
+            async_select(std::move(handler), rx, rx2);
+        } else {
+            async_send(tx, 9, std::move(handler)); // waits: the channel is full
+        }
     };
-    for (int kind = 0; kind < 3; ++kind) {
+    for (int kind = 0; kind < 3; ++kind) { // 0: recv, 1: select, 2: send
         bool started = false;
         for (long k = 0; !started && k < 64; ++k) {
             INFO("operation " << kind << ", allocation " << k + 1 << " fails");

@@ -172,7 +172,9 @@ TEST_CASE("blocking: a huge timeout waits for the value instead of overflowing")
     // below is still waiting when the value (or the cell) comes, once it has linked.
     linked = 0;
     constexpr auto forever = std::chrono::seconds::max();
-    auto [tx, rx] = cochan::spmc::bounded<int>(1);
+    auto channel = cochan::spmc::bounded<int>(1); // not a structured binding: captured below
+    auto& tx = channel.first;
+    auto& rx = channel.second;
     std::atomic<int> got{-1};
     std::thread receiver([&, rx = rx] {
         auto r = rx.blocking_recv_for(forever);
