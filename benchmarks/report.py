@@ -92,7 +92,7 @@ def summarise(cases):
         value = statistics.median(medians)
         spread = (max(medians) - min(medians)) / value if value > 0 else 0.0
         counters = {k: statistics.median(v) for k, v in c["counters"].items()}
-        # slowest / fastest round median (issue 14's spread target), beside the counters
+        # slowest / fastest round median (target P7, docs/contract.md), beside the counters
         counters["round_ratio"] = max(medians) / min(medians) if min(medians) > 0 else 0.0
         out[name] = (value, spread, counters)
     return out
@@ -195,7 +195,7 @@ def table_micro(summary):
     return "\n".join(lines)
 
 
-# ---- Beyond the anchors: recv_many, select, rendezvous (benchmarks/README.md) ----------------
+# ---- Beside the ecosystem workload: recv_many, select, rendezvous (benchmarks/README.md) -------
 
 RECV_MANY_RUNTIMES = ["current", "current_posted", "threads"]
 SELECT_RUNTIMES = RUNTIMES
@@ -273,7 +273,7 @@ def table_rendezvous(summary):
 
 
 def beyond(summary):
-    """The three tables of the cases beyond the anchors, those that have data."""
+    """The three tables of the cases beside the ecosystem workload, those that have data."""
     parts = []
     t = table_recv_many(summary)
     if t:
@@ -296,14 +296,15 @@ def beyond(summary):
 
 
 def targets(rows, summary):
-    """Issues 4 and 14's targets, checked against this run (informative: nothing is asserted)."""
+    """The performance targets of docs/contract.md, checked against this run (informative:
+    nothing is asserted)."""
     out = []
     ratios = [r for r in rows if r["ratio"] is not None and r["topology"].startswith("1p")]
     met = [r for r in ratios if r["ratio"] <= 0.5]
     worst = max(ratios, key=lambda r: r["ratio"]) if ratios else None
     if worst:
         ahead = [r for r in ratios if r["ratio"] < 1.0]
-        out.append(f"- no peer faster than cochan SPMC (issue 14's first target): {len(ahead)} of "
+        out.append(f"- no peer faster than cochan SPMC: {len(ahead)} of "
                    f"{len(ratios)} 1P rows with ratio < 1 (ratios {min(r['ratio'] for r in ratios):.2f}"
                    f"-{worst['ratio']:.2f}x; a ratio inside the spreads is a tie, not a win).")
         out.append(f"- SPMC ≤ 0.5x the fastest peer: {len(met)} of {len(ratios)} 1P rows; worst "
@@ -325,7 +326,7 @@ def targets(rows, summary):
                    f" (SPMC/limit from {min(cur):.1f}x to {max(cur):.1f}x).")
     mc = over_limit("limit_moodycamel")
     if mc:
-        out.append(f"- current rows ≤ 1.5x the single-thread limit (issue 14: moodycamel on one "
+        out.append(f"- current rows ≤ 1.5x the single-thread limit (moodycamel on one "
                    f"thread, `limit_moodycamel`): {sum(x <= 1.5 for x in mc)} of {len(mc)} "
                    f"(SPMC/limit_moodycamel from {min(mc):.2f}x to {max(mc):.2f}x).")
     micro = {n: v[0] * 1e6 for n, v in summary.items() if n.startswith("micro/")}
@@ -488,13 +489,13 @@ def main():
         "ratio = cochan SPMC "
         "(MPMC on 8P rows) / fastest peer; vs limit = the same over the `limit` row "
         f"({limits})"
-        + (f"; the single-thread limit of issue 14, `limit_moodycamel` (moodycamel's "
+        + (f"; the single-thread limit, `limit_moodycamel` (moodycamel's "
            f"ConcurrentQueue filled and drained on one thread): {mc_limits}" if mc_limits else "")
         + ".\n\n" + table_ecosystem(rows, summary),
-        "### Issue 4 and 14 targets in this run\n\n" + targets(rows, summary),
+        "### Performance targets in this run\n\n" + targets(rows, summary),
         *(["### cochan through the Asio adapter beside Asio's channel: ms per batch\n\n"
-           "`use_awaitable` on both sides, 1 producer; ratio = cochan / Asio's channel (issue "
-           "10's target: ≤ 0.5x).\n\n" + table_adapter(summary)] if table_adapter(summary)
+           "`use_awaitable` on both sides, 1 producer; ratio = cochan / Asio's channel (target: "
+           "≤ 0.5x).\n\n" + table_adapter(summary)] if table_adapter(summary)
           else []),
         "### Parallelism of the mt rows\n\n"
         "Distinct threads that ran consumer code per sample (mean), and process CPU time / wall "

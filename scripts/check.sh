@@ -2,7 +2,8 @@
 # Every check CI runs, each stage in its own build dir under build/check/.
 # Usage: scripts/check.sh [format|links|model|tidy|release|asan|tsan|clang|ubsan]   (no argument: all, in
 # that order). Between them the stages build the whole suite with g++ and with clang++, each in
-# C++20 and in C++23.
+# C++20 and in C++23. CMakePresets.json has each build stage as a preset of the same name
+# (`cmake --workflow --preset asan`, in build/preset/asan/); CI runs this script, not the presets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 only=${1:-all}
@@ -12,9 +13,14 @@ case $only in
 esac
 export DEBIAN_FRONTEND=noninteractive
 
-bash scripts/install-deps.sh
+# --yes (remove Boost development packages other than 1.81's when they are in the way) only in
+# CI, which sets CI=true; elsewhere install-deps.sh removes nothing: it stops and says what it
+# would remove and how to let it.
+if [[ ${CI:-} == true ]]; then bash scripts/install-deps.sh --yes; else bash scripts/install-deps.sh; fi
 
 # stage <name> <compiler> <build type> <ctest -j> [cmake args...]
+# The configure, build and test presets of the same name in CMakePresets.json repeat each stage's
+# compiler, build type, cmake arguments, sanitizer options and ctest -j: change both together.
 # Sanitizer options are set for the whole stage, build included: catch_discover_tests runs
 # the test binary right after linking it.
 summary=()
@@ -55,8 +61,16 @@ format_sources() {
 }
 stage_format() { check format format_sources; }
 # Every relative link in the Markdown files resolves, anchors included, and none leaves the
-# repository (scripts/check-links.py).
-stage_links() { check links python3 scripts/check-links.py; }
+# repository (scripts/check-links.py); and no tracked file cites an issue of this project or a
+# document that is not in the repository, rules included: docs/contract.md holds them
+# (scripts/check-citations.py). Both run, so one run lists every finding of either.
+links_and_citations() {
+    local rc=0
+    python3 scripts/check-links.py || rc=1
+    python3 scripts/check-citations.py || rc=1
+    return "$rc"
+}
+stage_links() { check links links_and_citations; }
 # The channel lock's model (tests/model/channel_lock.pml) through Spin: mutual exclusion in
 # every interleaving with a late release store, and the bounded sleep its lost wake-up needs
 # (scripts/check-model.sh).

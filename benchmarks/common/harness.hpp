@@ -31,7 +31,7 @@ namespace bench {
 
 // ---- The workload -----------------------------------------------------------------------------
 
-/// Values moved per sample (benchmarks/README.md, Method).
+/// Values moved per sample (benchmarks/README.md, "The workload").
 inline constexpr std::uint64_t total_values = 16384;
 /// Capacity of the bounded rows.
 inline constexpr std::size_t bounded_capacity = 64;
@@ -59,7 +59,7 @@ struct topology {
     std::uint64_t last(unsigned p) const { return total_values * (p + 1) / producers; }
 };
 
-/// The topologies of the ecosystem table: the seed's 1P/{1,2,4,8}C and MPMC's 8P/1C and 8P/8C.
+/// The topologies of the ecosystem table: asyncband's 1P/{1,2,4,8}C and MPMC's 8P/1C and 8P/8C.
 inline const std::vector<topology>& topologies() {
     static const std::vector<topology> all{{1, 1}, {1, 2}, {1, 4}, {1, 8}, {8, 1}, {8, 8}};
     return all;
@@ -191,10 +191,9 @@ using event_loop = cochan_test::single_thread_scheduler;
 /// The spin yields so that a spinning worker gives its core to any other runnable thread, the
 /// benchmark thread woken at the end of a sample above all: with 20,000 pauses instead, two
 /// spinning workers held both cores and a sample's end waited for one of them to finish its
-/// spin (an empty sample took 0.55 ms, now 0.03; benchmarks/README, "The benchmark pool's spin
-/// yields"). Each job is resumed inside a cochan::resumption_scope,
-/// as cochan's guide recommends for executors. Thread-safe. The destructor finishes queued work,
-/// then joins.
+/// spin (an empty sample took 0.55 ms, now 0.03; docs/decisions.md, D-012). Each job is resumed
+/// inside a cochan::resumption_scope, as cochan's guide recommends for executors. Thread-safe.
+/// The destructor finishes queued work, then joins.
 inline constexpr cochan_test::pool_options mt_pool_options{.spin_rounds = 1000,
                                                            .resumption_scope = true};
 

@@ -59,7 +59,8 @@ void register_asio();
 void register_boost_asio(); // Boost.Asio's channel and cochan through cochan::boost_asio
 void register_boost_fiber();
 void register_os_threads();
-// Beyond the anchors (benchmarks/README.md): recv_many against recv, select, rendezvous.
+// The cases beside the ecosystem workload (benchmarks/README.md): recv_many against recv,
+// select, rendezvous.
 void register_recv_many();
 void register_select();
 void register_rendezvous();

@@ -8,7 +8,7 @@
 // `limit_moodycamel`: the same pushes and pops, in the same order, through moodycamel's
 // lock-free `ConcurrentQueue` (a producer token and a consumer token, made before the timed
 // region), still on one thread: what a thread-safe queue costs per value when nothing waits
-// and nothing switches. Issue 14 defines its "single-thread limit" this way.
+// and nothing switches: the "single-thread limit" of docs/contract.md, target P4.
 #include "ecosystem.hpp"
 
 #include <concurrentqueue/concurrentqueue.h>

@@ -1,5 +1,5 @@
-// ecosystem_bench: the seed workload (benchmarks/README.md, Method) for cochan and its C++ peers in
-// one binary. See benchmarks/README.md for the method.
+// ecosystem_bench: the ecosystem workload (docs/contract.md, "Benchmark method") for cochan and
+// its C++ peers in one binary. See benchmarks/README.md for the method.
 #include "ecosystem.hpp"
 
 int main(int argc, char** argv) {

@@ -1,11 +1,11 @@
-// recv_many against recv: the seed batch (16,384 values, 1P/1C) with the consumer taking one
+// recv_many against recv: the ecosystem batch (16,384 values, 1P/1C) with the consumer taking one
 // value per `co_await rx.recv()` or up to 64 per `co_await rx.recv_many(out, 64)`, everything
 // else equal. Names: `recv_many/<queue>/<runtime>/<cochan_spmc|cochan_mpmc>/<recv|recv_many64>`.
 //
 // current        producer and consumer are coroutines on the benchmark thread's event loop,
 //                which resumes each inside a resumption scope; wake-ups use cochan's default,
 //                so the consumer runs once the producer blocks and finds a backlog. (Without
-//                scopes, as in the first run recorded in benchmarks/README.md, a waiting
+//                scopes, as in the first run, docs/decisions.md, D-004, a waiting
 //                consumer was resumed inside each send and never found more than one value.)
 // current_posted the same with `.resume_on(loop)` on every operation: a woken consumer is
 //                queued, the producer runs on until it blocks (bounded: 64 values buffered;

@@ -8,7 +8,7 @@
 //          scopes), woken with cochan's default: `cochan_spmc`, `cochan_mpmc`.
 // mt2      the same on a pool of 2 workers resuming jobs in scopes, default resumption (the
 //          pair stays on one worker, as Go's runtime keeps it on one P).
-// (Earlier runs, in benchmarks/README.md, used an unscoped loop and `.resume_on(pool)`.)
+// (Earlier runs, docs/decisions.md, D-004, used an unscoped loop and `.resume_on(pool)`.)
 // threads  two OS threads with `blocking_send` / `blocking_recv` (SPMC): `cochan_blocking`.
 // Go's peer: two goroutines over unbuffered channels, GOMAXPROCS 1 (current) and 2 (mt2).
 #include "ecosystem.hpp"

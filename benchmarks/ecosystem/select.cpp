@@ -10,7 +10,7 @@
 //          suspends or returns).
 // mt2/mt4  a pool of W workers resuming each job inside a scope, with the default resumption
 //          too (the ecosystem mt rows' setup).
-// (Earlier runs, in benchmarks/README.md, used unscoped loops and `.resume_on(pool)`.)
+// (Earlier runs, docs/decisions.md, D-004, used unscoped loops and `.resume_on(pool)`.)
 #include "ecosystem.hpp"
 
 #include "../common/channels.hpp"

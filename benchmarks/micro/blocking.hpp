@@ -1,6 +1,6 @@
 // micro_bench: the blocking calls, in their own translation unit (blocking.cpp): their code
 // calls the queue's try_send too, and in main.cpp's unit that led g++ to stop inlining it into
-// the try_pair loop (benchmarks/README, "A blocking call that does not wait").
+// the try_pair loop (docs/decisions.md, D-024).
 #pragma once
 
 namespace micro {

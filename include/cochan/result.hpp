@@ -189,7 +189,7 @@ template <class V, class E> class [[nodiscard]] result {
 // index) and copied it into the coroutine frame with one 16-byte load, which the CPU cannot
 // forward from two smaller stores: a store-forwarding stall on every value received. A loop of
 // receives that complete at once took 18.3 ns per value with it and 11.5 ns without it (clang
-// 14: 12.4 ns either way). benchmarks/README.md, "The result's destructor".
+// 14: 12.4 ns either way). docs/decisions.md, D-017.
 
 /// Success without a value, or an error.
 template <class E> class [[nodiscard]] result<void, E> {

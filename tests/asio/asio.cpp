@@ -440,8 +440,8 @@ TEST_CASE("asio: resume_on(executor) keeps run() going while the coroutine waits
     CHECK(t.result() == 8);
 }
 
-// DESIGN section 5: async_send takes unbounded senders too, so generic Asio code works over
-// both kinds; the send completes at once, but its handler still runs through the executor.
+// docs/contract.md, rule 20: async_send takes unbounded senders too, so generic Asio code works
+// over both kinds; the send completes at once, but its handler still runs through the executor.
 TEMPLATE_TEST_CASE("asio: async_send on an unbounded sender completes at once through the "
                    "handler's executor",
                    "[asio]", (cochan::spmc::unbounded_sender<int>),

@@ -1,4 +1,4 @@
-// Shared by the three consumer projects: a program any user of the installed or embedded
+// Shared by the consumers of tests/cmake/run.sh: a program any user of the installed or embedded
 // library could write. Returns nonzero on the first wrong result.
 #include <cochan/spmc.hpp>
 

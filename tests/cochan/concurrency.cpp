@@ -269,8 +269,9 @@ out:
 template <class Make>
 void stress_round(Make make, bool multi, std::mt19937& rng, thread_pool& pool, chaos& monkey,
                   chaos_stats& stats) {
-    // Half the rounds take the shapes of the seed workload, 1P/8C (SPMC) and 8P/8C (MPMC);
-    // the others a random shape up to that size.
+    // Half the rounds take the largest shapes of the ecosystem workload (docs/contract.md,
+    // "Benchmark method"), 1P/8C (SPMC) and 8P/8C (MPMC); the others a random shape up to that
+    // size.
     const bool full = rng() % 2 == 0;
     const std::uint64_t producers = !multi ? 1 : full ? 8 : 1 + rng() % 8;
     const std::uint64_t consumers = full ? 8 : 1 + rng() % 8;

@@ -1,6 +1,6 @@
 // The competing-queue contract, for all four channel kinds: the acceptance tests of Apache
-// asyncband's competing queues (its PR #305) ported to C++, adapted where cochan grants values
-// and permits instead of notifying (docs/design.md: rules 2 and 8).
+// asyncband's competing queues (apache/asyncband#305) ported to C++, adapted where cochan grants
+// values and permits instead of notifying (docs/contract.md, rules 2 and 8).
 #include <cochan/cochan.hpp>
 
 #include "support/channels.hpp"

@@ -103,7 +103,8 @@ TEST_CASE("bug: try_send took a slot freed by a granted receiver ahead of a wait
 
 // One thread: a controller resumed inside the trampoline grants a value to a waiting receiver
 // (its resumption is queued on the trampoline) and then destroys that receiver's coroutine,
-// which rule 8 allows (the value is handed on). The trampoline then resumed the freed frame.
+// which is allowed (the value is handed on: docs/contract.md, rule 8). The trampoline then
+// resumed the freed frame.
 TEST_CASE("bug: the trampoline resumed a granted receiver destroyed while queued",
           "[regression][resumption]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();

@@ -295,7 +295,8 @@ class actor_table {
     }
 
     /// After an operation that completed through a notification with a value or a slot: it
-    /// must have been granted to the oldest waiter of its side (FIFO among waiters, rule 2).
+    /// must have been granted to the oldest waiter of its side (FIFO among waiters:
+    /// docs/contract.md, rule 2).
     /// `channel`: the channel it came from (-1: its own).
     void check_granted_in_order(const actor_info& self, int channel = -1) {
         const int ch = channel >= 0 ? channel : self.channel;

@@ -29,7 +29,7 @@
 // - FIFO per producer: each consumer sees a producer's values in order, and so does the
 //   channel's order of taking values (the moment a value leaves the buffer or is granted);
 // - no barging: a value accepted by a `try_send` while a send was waiting does not leave the
-//   channel before that send's value (rule 2, FIFO of waiting senders);
+//   channel before that send's value (FIFO of waiting senders: docs/contract.md, rule 2);
 // - strict capacity, at every step and per channel: values buffered plus values granted to
 //   receivers that have not run yet never exceed the capacity, and `size()` equals the values
 //   buffered; a rendezvous buffers nothing, and a send on it succeeds only once a receiver has

@@ -399,8 +399,8 @@ class ledger {
                 }
             }
         }
-        // No barging (rule 2): a value a try_send got in while a send waited leaves the
-        // channel after that send's value (both received, neither handed back).
+        // No barging (docs/contract.md, rule 2): a value a try_send got in while a send waited
+        // leaves the channel after that send's value (both received, neither handed back).
         for (const auto& [w, t] : barging_pairs_) {
             const auto& vw = values_[static_cast<std::size_t>(w)];
             const auto& vt = values_[static_cast<std::size_t>(t)];

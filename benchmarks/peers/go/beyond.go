@@ -1,6 +1,7 @@
-// The Go peer's cases beyond the anchors (benchmarks/README.md, "Beyond the anchors"): select
-// over 2 and 4 channels, and the rendezvous ping-pong over unbuffered channels. They run through
-// the same timing loop, check and JSON as the ecosystem cases (main.go).
+// The Go peer's cases beside the ecosystem workload (benchmarks/README.md, the select and
+// rendezvous cases): select over 2 and 4 channels, and the rendezvous ping-pong over unbuffered
+// channels. They run through the same timing loop, check and JSON as the ecosystem cases
+// (main.go).
 package main
 
 import (

@@ -1,5 +1,5 @@
 // The ecosystem benchmark's Go peer (`go_chan`): a buffered Go channel between goroutines, driven
-// through the seed workload as the C++ peers are (benchmarks/README.md, "Non-C++ peers"), with
+// through the ecosystem workload as the C++ peers are (benchmarks/README.md, "Non-C++ peers"), with
 // Google Benchmark's flags, timing loop and JSON so that benchmarks/report.py reads it alike.
 //
 // Rows: `current` runs with GOMAXPROCS = 1 (one thread runs Go code: the scheduler is the event
@@ -35,7 +35,7 @@ import (
 // ---- The workload -------------------------------------------------------------------------------
 
 const (
-	totalValues       = 16384 // values moved per sample (benchmarks/README.md, Method): 1..totalValues
+	totalValues       = 16384 // values per sample, 1..totalValues (benchmarks/README.md, "The workload")
 	boundedCapacity   = 64
 	unboundedCapacity = totalValues
 	expectedSum       = totalValues * (totalValues + 1) / 2
@@ -62,7 +62,7 @@ func (t topology) name() string       { return fmt.Sprintf("%dp%dc", t.producers
 func (t topology) first(p int) uint64 { return uint64(totalValues * p / t.producers) }
 func (t topology) last(p int) uint64  { return uint64(totalValues * (p + 1) / t.producers) }
 
-// The ecosystem table's topologies: the seed's 1P/{1,2,4,8}C and MPMC's 8P/1C and 8P/8C.
+// The ecosystem table's topologies: asyncband's 1P/{1,2,4,8}C and MPMC's 8P/1C and 8P/8C.
 var topologies = []topology{{1, 1}, {1, 2}, {1, 4}, {1, 8}, {8, 1}, {8, 8}}
 
 type spec struct {
@@ -507,7 +507,7 @@ func main() {
 			}
 		}
 	}
-	// Then, as in the C++ binary, the cases beyond the anchors (beyond.go).
+	// Then, as in the C++ binary, the cases beside the ecosystem workload (beyond.go).
 	for _, c := range beyondCases() {
 		if o.selected(c.name()) {
 			specs = append(specs, c)

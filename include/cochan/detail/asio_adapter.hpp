@@ -648,7 +648,7 @@ template <class Derived, class Held, class Handler> class op_base : public track
     /// another thread has taken it from the shared queue by then; from any other thread it is
     /// queued as by `post`. With `post`, every wake-up locked the scheduler's mutex and woke
     /// an idle thread, which then contended for the channel: 2-8x slower on the worker-thread
-    /// rows of benchmarks/README.md.
+    /// rows of docs/decisions.md, D-016.
     static void post_to_executor(Derived* op) noexcept { // NOLINT(bugprone-exception-escape)
         auto ex = op->work_->get_executor();
         net::defer(ex, completion<Derived>(op, net::get_associated_allocator(*op->handler_)));

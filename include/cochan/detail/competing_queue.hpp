@@ -200,11 +200,12 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         if (sends_refused()) return send_status::disconnected;
         if constexpr (bounded) {
             if (!send_waiters_.empty()) {
-                // An SPMC sender's own send is waiting: this one overlaps it (rule 11).
+                // An SPMC sender's own send is waiting: this one overlaps it, and an SPMC sender
+                // is one producer (docs/contract.md, rule 11).
                 COCHAN_CHECK(multi_producer, "two sends overlap on one SPMC sender");
                 // A waiting sender is older than this one. A permit freed without the lock
                 // (release_permit() before it admits) belongs to it: admit it first, so this
-                // call never barges past it (rule 2).
+                // call never barges past it (docs/contract.md, rule 2).
                 admit_senders(batch);
                 if (!send_waiters_.empty()) return send_status::full;
             }
@@ -357,8 +358,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// try_recv), or finds the channel empty, or ended. `empty` leaves everything untouched: the
     /// awaitable then starts a waiting receive. Exception safety: strong.
     /// Always inline: this is the whole of a receive that finds a value (a consumer draining a
-    /// buffer), which g++ 12 otherwise called out of line (benchmarks/README.md, "The at-once
-    /// path inline").
+    /// buffer), which g++ 12 otherwise called out of line (docs/decisions.md, D-027).
     COCHAN_DETAIL_INLINE take_status take_at_once(std::optional<T>& out) {
         completion_batch batch;
         lock_section lock(mutex_);

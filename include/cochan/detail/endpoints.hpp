@@ -294,7 +294,7 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// state, signal or stop callback. Otherwise `wait(op)` runs the operation state `op`.
     /// Always inline, with blocking() and blocking_send() (the first step only: the wait is
     /// blocking_wait()'s), as g++ 12 inlined them itself while the token was a by-value
-    /// parameter (benchmarks/README.md, "The blocking calls' token by reference").
+    /// parameter (docs/decisions.md, D-033).
     template <class Wait>
     COCHAN_DETAIL_INLINE send_result<value_type> blocking_with(value_type&& v, bool first_step,
                                                                Wait wait) const {

@@ -54,7 +54,7 @@ inline void spin_backoff(int spins, int pauses) noexcept {
 ///           so a holder that takes the lock again and again (a producer that never waits, on
 ///           an unbounded channel) keeps it instead of losing it to every look; in the
 ///           ecosystem benchmark's unbounded 8-producer rows on 2 threads this halved the time
-///           against 64 looks one `pause` apart (benchmarks/README).
+///           against 64 looks one `pause` apart (docs/decisions.md, D-026).
 /// unlock(): reads `state_` (relaxed; only the holder and the sleepers' `exchange(2)` write it
 ///           while it is held). 1: stores 0 (release; synchronises with the acquire of the next
 ///           lock()). 2: `exchange(0)` (release), then wakes one sleeper.

@@ -99,7 +99,7 @@ template <class Queue> struct op_source {
 // Cancellation, stop token and cancel() alike: `queue->cancel_*` under the lock decides it. A
 // stop before linking only marks `stop_seen_` (the operation then completes `cancelled` when it
 // links, without waiting); while linked it unlinks and completes `cancelled`; once done it does
-// nothing (a grant made first wins, rule 8).
+// nothing (a grant made first wins: docs/contract.md, rule 8).
 
 /// Takes an operation state's queue reference, at most once (see the protocol above).
 template <class Queue> void keep_queue(Queue* q, waiter_base& w) noexcept {

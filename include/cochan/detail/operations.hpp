@@ -37,7 +37,7 @@ struct resume_inline {
 /// The stop token of an operation made without one (`recv()`, `send(v)`, `recv_many(out, max)`,
 /// `select(rx...)`): empty, never stopped. An awaitable holding it carries no `std::stop_token`:
 /// an empty one's construction, move, test and two destructions cost a bounded exchange (send
-/// and receive) 21 instructions per value (benchmarks/README, "The token-less awaitables").
+/// and receive) 21 instructions per value (docs/decisions.md, D-035).
 struct no_stop_token {
     static constexpr bool stop_requested() noexcept { return false; }
 };

@@ -13,10 +13,10 @@ namespace cochan::detail {
 /// `deferral` is open, queues the waiter, and the outermost call resumes it when the running
 /// coroutine suspends. The stack therefore stays constant however long the chain.
 ///
-/// A queued waiter's coroutine is suspended and may be destroyed before its turn (rule 8: a
-/// granted receiver destroyed before it resumes hands its value on): its awaitable's destructor
-/// calls `withdraw()`, which takes it out of the queue, so the trampoline never resumes a
-/// destroyed frame.
+/// A queued waiter's coroutine is suspended and may be destroyed before its turn
+/// (docs/contract.md, rule 8: a granted receiver destroyed before it resumes hands its value
+/// on): its awaitable's destructor calls `withdraw()`, which takes it out of the queue, so the
+/// trampoline never resumes a destroyed frame.
 ///
 /// Thread safety: thread-local state only. A waiter queued on one thread's trampoline must be
 /// resumed or destroyed on that thread (destroying it on another thread is checked).

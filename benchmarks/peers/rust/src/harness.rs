@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 
 // ---- The workload ------------------------------------------------------------------------------
 
-/// Values moved per sample (benchmarks/README.md, Method): 1..=TOTAL_VALUES.
+/// Values moved per sample (benchmarks/README.md, "The workload"): 1..=TOTAL_VALUES.
 pub const TOTAL_VALUES: u64 = 16384;
 /// Capacity of the bounded rows.
 pub const BOUNDED_CAPACITY: usize = 64;
@@ -46,7 +46,7 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// The ecosystem table's topologies: the seed's 1P/{1,2,4,8}C and MPMC's 8P/1C and 8P/8C.
+    /// The ecosystem table's topologies: asyncband's 1P/{1,2,4,8}C and MPMC's 8P/1C and 8P/8C.
     pub const ALL: [Topology; 6] = [
         Topology { producers: 1, consumers: 1 },
         Topology { producers: 1, consumers: 2 },

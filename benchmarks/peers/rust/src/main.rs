@@ -1,5 +1,5 @@
 //! The ecosystem benchmark's Rust peers: `async-channel` and `flume` on Tokio, driven through the
-//! seed workload exactly as the C++ peers are (benchmarks/README.md, "Non-C++ peers").
+//! ecosystem workload exactly as the C++ peers are (benchmarks/README.md, "Non-C++ peers").
 //!
 //! current: Tokio's current-thread runtime, driven by the benchmark thread. The tasks are
 //!          spawned before the timed region (a spawn from outside the runtime only queues
