@@ -3,6 +3,7 @@
 #pragma once
 
 #include <exception>
+#include <functional> // std::invoke
 #include <optional>
 #include <string>
 #include <system_error>
@@ -123,9 +124,121 @@ class bad_result_access : public std::exception {
     const char* what() const noexcept override { return "cochan::result: bad access"; }
 };
 
-/// A value or an error, shaped like `std::expected<V, E>`.
+/// An error to build a `result` from, as `std::unexpected` (which C++20 lacks):
+/// `return cochan::unexpected(recv_errc::empty);` in a function returning `recv_result<T>`.
+template <class E> class unexpected {
+  public:
+    // The constraint keeps an unexpected out, so copy and move stay the copy and move
+    // constructors; clang-tidy cannot see that.
+    // NOLINTBEGIN(bugprone-forwarding-reference-overload)
+    template <class G = E>
+    requires(!std::is_same_v<std::remove_cvref_t<G>, unexpected> &&
+             !std::is_same_v<std::remove_cvref_t<G>, std::in_place_t> &&
+             std::is_constructible_v<E, G>) constexpr explicit unexpected(G&& e)
+        : error_(std::forward<G>(e)) {}
+    // NOLINTEND(bugprone-forwarding-reference-overload)
+    template <class... Args>
+    constexpr explicit unexpected(std::in_place_t, Args&&... args)
+        : error_(std::forward<Args>(args)...) {}
+
+    constexpr E& error() & noexcept { return error_; }
+    constexpr const E& error() const& noexcept { return error_; }
+    constexpr E&& error() && noexcept { return std::move(error_); }
+
+    template <class G>
+    friend constexpr bool operator==(const unexpected& a, const unexpected<G>& b) {
+        return a.error() == b.error();
+    }
+
+  private:
+    E error_;
+};
+template <class E> unexpected(E) -> unexpected<E>;
+
+/// The tag of a `result`'s constructor that builds the error in place, as `std::unexpect`.
+struct unexpect_t {
+    explicit unexpect_t() = default;
+};
+inline constexpr unexpect_t unexpect{};
+
+template <class V, class E> class result;
+
+namespace detail {
+template <class R> inline constexpr bool is_result = false;
+template <class V, class E> inline constexpr bool is_result<result<V, E>> = true;
+template <class U> inline constexpr bool is_unexpected = false;
+template <class E> inline constexpr bool is_unexpected<unexpected<E>> = true;
+
+/// A `U` a result<V, E> may be built from as its value: as std::expected's converting
+/// constructor, not a tag, not a result, not an `unexpected`.
+template <class U, class V>
+concept result_value_arg =
+    !std::is_same_v<std::remove_cvref_t<U>, std::in_place_t> &&
+    !std::is_same_v<std::remove_cvref_t<U>, unexpect_t> && !is_result<std::remove_cvref_t<U>> &&
+    !is_unexpected<std::remove_cvref_t<U>> && std::is_constructible_v<V, U>;
+
+/// `x` with the value category of `Self` (std::forward_like, which C++20 lacks).
+template <class Self, class X> constexpr decltype(auto) like(X& x) noexcept {
+    if constexpr (std::is_rvalue_reference_v<Self&&>) {
+        return std::move(x);
+    } else {
+        return (x);
+    }
+}
+/// The monadic operations' overload set, shared by both result templates: each member passes
+/// the result, with its value category, to `R`'s implementation (`R::and_then_` and so on).
+template <class R> class result_monads {
+  public:
+    /// `f(value)` (`f()` for `result<void, E>`), a `result<U, E>`, if a value is held; else the
+    /// error, as a `result<U, E>`.
+    template <class F> auto and_then(F&& f) & { return R::and_then_(self(), std::forward<F>(f)); }
+    template <class F> auto and_then(F&& f) const& {
+        return R::and_then_(self(), std::forward<F>(f));
+    }
+    template <class F> auto and_then(F&& f) && {
+        return R::and_then_(std::move(self()), std::forward<F>(f));
+    }
+    /// `result<U, E>` holding `f(value)` (`result<void, E>` if `f` returns nothing), or the error.
+    template <class F> auto transform(F&& f) & { return R::transform_(self(), std::forward<F>(f)); }
+    template <class F> auto transform(F&& f) const& {
+        return R::transform_(self(), std::forward<F>(f));
+    }
+    template <class F> auto transform(F&& f) && {
+        return R::transform_(std::move(self()), std::forward<F>(f));
+    }
+    /// `f(error)`, a `result<V, G>`, if an error is held; else the value, as a `result<V, G>`.
+    template <class F> auto or_else(F&& f) & { return R::or_else_(self(), std::forward<F>(f)); }
+    template <class F> auto or_else(F&& f) const& {
+        return R::or_else_(self(), std::forward<F>(f));
+    }
+    template <class F> auto or_else(F&& f) && {
+        return R::or_else_(std::move(self()), std::forward<F>(f));
+    }
+    /// `result<V, G>` holding the value, or `f(error)` as its error.
+    template <class F> auto transform_error(F&& f) & {
+        return R::transform_error_(self(), std::forward<F>(f));
+    }
+    template <class F> auto transform_error(F&& f) const& {
+        return R::transform_error_(self(), std::forward<F>(f));
+    }
+    template <class F> auto transform_error(F&& f) && {
+        return R::transform_error_(std::move(self()), std::forward<F>(f));
+    }
+
+  private:
+    R& self() noexcept { return static_cast<R&>(*this); }
+    const R& self() const noexcept { return static_cast<const R&>(*this); }
+};
+} // namespace detail
+
+/// A value or an error, shaped like `std::expected<V, E>`: the same constructors (from a value,
+/// from `cochan::unexpected(e)`, in place), accessors, `value_or` / `error_or`, the monadic
+/// operations `and_then`, `transform`, `or_else`, `transform_error`, and `==`.
 /// Thread safety: distinct objects: safe. Shared objects: unsafe.
-template <class V, class E> class [[nodiscard]] result {
+template <class V, class E>
+class [[nodiscard]] result : public detail::result_monads<result<V, E>> {
+    friend detail::result_monads<result>;
+
   public:
     using value_type = V;
     using error_type = E;
@@ -146,6 +259,30 @@ template <class V, class E> class [[nodiscard]] result {
     explicit result(std::in_place_index_t<1>,
                     E error) noexcept(std::is_nothrow_move_constructible_v<E>)
         : data_(std::in_place_index<1>, std::move(error)) {}
+
+    /// Holds a value-initialized value, as `std::expected`'s default constructor.
+    result() requires std::is_default_constructible_v<V> : data_(std::in_place_index<0>) {}
+    /// Holds `v`; implicit where `U` converts to `V` (`recv_result<int> r = 5;`). Never a
+    /// result (result_value_arg), so copy and move stay the copy and move constructors.
+    // NOLINTBEGIN(bugprone-forwarding-reference-overload)
+    template <class U = V>
+    requires detail::result_value_arg<U, V>
+    explicit(!std::is_convertible_v<U, V>) result(U&& v)
+        : data_(std::in_place_index<0>, std::forward<U>(v)) {}
+    // NOLINTEND(bugprone-forwarding-reference-overload)
+    /// Holds the error `e` carries (`recv_result<int> r = cochan::unexpected(recv_errc::empty);`).
+    template <class G>
+    requires std::is_constructible_v<E, const G&>
+    explicit(!std::is_convertible_v<const G&, E>) result(const unexpected<G>& e)
+        : data_(std::in_place_index<1>, e.error()) {}
+    template <class G>
+    requires std::is_constructible_v<E, G>
+    explicit(!std::is_convertible_v<G, E>) result(unexpected<G>&& e)
+        : data_(std::in_place_index<1>, std::move(e).error()) {}
+    /// Holds an error built from `args`.
+    template <class... Args>
+    explicit result(unexpect_t, Args&&... args)
+        : data_(std::in_place_index<1>, std::forward<Args>(args)...) {}
 
     // Copy and move as the variant does. The destructor is user-provided on purpose (see
     // result_destructor_note below); it does nothing. A defaulted move is noexcept exactly when
@@ -173,10 +310,82 @@ template <class V, class E> class [[nodiscard]] result {
     const E& error() const& { return checked<1>(data_); }
     E&& error() && { return std::move(checked<1>(data_)); }
 
+    /// The value, or `fallback` converted to `V`.
+    template <class U> V value_or(U&& fallback) const& {
+        return has_value() ? **this : static_cast<V>(std::forward<U>(fallback));
+    }
+    template <class U> V value_or(U&& fallback) && {
+        return has_value() ? std::move(**this) : static_cast<V>(std::forward<U>(fallback));
+    }
+    /// The error, or `fallback` converted to `E`.
+    template <class G = E> E error_or(G&& fallback) const& {
+        return has_value() ? static_cast<E>(std::forward<G>(fallback)) : *std::get_if<1>(&data_);
+    }
+    template <class G = E> E error_or(G&& fallback) && {
+        return has_value() ? static_cast<E>(std::forward<G>(fallback))
+                           : std::move(*std::get_if<1>(&data_));
+    }
+
+    /// Equal: both hold equal values, or both equal errors.
+    template <class V2, class E2>
+    requires(!std::is_void_v<V2>) friend bool operator==(const result& a, const result<V2, E2>& b) {
+        if (a.has_value() != b.has_value()) return false;
+        return a.has_value() ? *a == *b : a.error() == b.error();
+    }
+    /// Holds a value equal to `v` (not a template, so a type that only wraps a comparison,
+    /// as a test framework's expression does, never binds to it).
+    friend bool operator==(const result& a, const V& v) { return a.has_value() && *a == v; }
+    /// Holds an error equal to `e.error()`.
+    template <class G> friend bool operator==(const result& a, const unexpected<G>& e) {
+        return !a.has_value() && a.error() == e.error();
+    }
+
   private:
     template <std::size_t I, class D> static auto& checked(D& data) {
         if (data.index() != I) throw bad_result_access{};
         return *std::get_if<I>(&data);
+    }
+    template <std::size_t I, class Self> static decltype(auto) get_(Self&& self) noexcept {
+        return detail::like<Self>(*std::get_if<I>(&self.data_));
+    }
+
+    template <class Self, class F> static auto and_then_(Self&& self, F&& f) {
+        using R = std::remove_cvref_t<
+            std::invoke_result_t<F, decltype(get_<0>(std::forward<Self>(self)))>>;
+        static_assert(detail::is_result<R>, "and_then: the function must return a cochan::result");
+        static_assert(std::is_same_v<typename R::error_type, E>,
+                      "and_then: the function's result must have the same error type");
+        if (self.has_value())
+            return std::invoke(std::forward<F>(f), get_<0>(std::forward<Self>(self)));
+        return R(unexpect, get_<1>(std::forward<Self>(self)));
+    }
+    template <class Self, class F> static auto transform_(Self&& self, F&& f) {
+        using U =
+            std::remove_cv_t<std::invoke_result_t<F, decltype(get_<0>(std::forward<Self>(self)))>>;
+        if (!self.has_value()) return result<U, E>(unexpect, get_<1>(std::forward<Self>(self)));
+        if constexpr (std::is_void_v<U>) {
+            std::invoke(std::forward<F>(f), get_<0>(std::forward<Self>(self)));
+            return result<U, E>(std::in_place);
+        } else {
+            return result<U, E>(std::in_place,
+                                std::invoke(std::forward<F>(f), get_<0>(std::forward<Self>(self))));
+        }
+    }
+    template <class Self, class F> static auto or_else_(Self&& self, F&& f) {
+        using R = std::remove_cvref_t<
+            std::invoke_result_t<F, decltype(get_<1>(std::forward<Self>(self)))>>;
+        static_assert(detail::is_result<R>, "or_else: the function must return a cochan::result");
+        static_assert(std::is_same_v<typename R::value_type, V>,
+                      "or_else: the function's result must have the same value type");
+        if (self.has_value()) return R(std::in_place, get_<0>(std::forward<Self>(self)));
+        return std::invoke(std::forward<F>(f), get_<1>(std::forward<Self>(self)));
+    }
+    template <class Self, class F> static auto transform_error_(Self&& self, F&& f) {
+        using G =
+            std::remove_cv_t<std::invoke_result_t<F, decltype(get_<1>(std::forward<Self>(self)))>>;
+        if (self.has_value()) return result<V, G>(std::in_place, get_<0>(std::forward<Self>(self)));
+        return result<V, G>(unexpect,
+                            std::invoke(std::forward<F>(f), get_<1>(std::forward<Self>(self))));
     }
 
     std::variant<V, E> data_;
@@ -192,7 +401,10 @@ template <class V, class E> class [[nodiscard]] result {
 // 14: 12.4 ns either way). docs/decisions.md, D-017.
 
 /// Success without a value, or an error.
-template <class E> class [[nodiscard]] result<void, E> {
+template <class E>
+class [[nodiscard]] result<void, E> : public detail::result_monads<result<void, E>> {
+    friend detail::result_monads<result>;
+
   public:
     using value_type = void;
     using error_type = E;
@@ -204,6 +416,21 @@ template <class E> class [[nodiscard]] result<void, E> {
 
     /// Success.
     explicit result(std::in_place_t) noexcept {}
+    /// Success, as `std::expected<void, E>`'s default constructor.
+    result() noexcept = default;
+    /// Holds the error `e` carries.
+    template <class G>
+    requires std::is_constructible_v<E, const G&>
+    explicit(!std::is_convertible_v<const G&, E>) result(const unexpected<G>& e)
+        : error_(e.error()) {}
+    template <class G>
+    requires std::is_constructible_v<E, G>
+    explicit(!std::is_convertible_v<G, E>) result(unexpected<G>&& e)
+        : error_(std::move(e).error()) {}
+    /// Holds an error built from `args`.
+    template <class... Args>
+    explicit result(unexpect_t, Args&&... args)
+        : error_(std::in_place, std::forward<Args>(args)...) {}
 
     // As the primary template (result_destructor_note).
     result(result&&) = default; // NOLINT(performance-noexcept-move-constructor)
@@ -228,10 +455,66 @@ template <class E> class [[nodiscard]] result<void, E> {
     const E& error() const& { return const_cast<result*>(this)->checked(); }
     E&& error() && { return std::move(checked()); }
 
+    /// The error, or `fallback` converted to `E`.
+    template <class G = E> E error_or(G&& fallback) const& {
+        return has_value() ? static_cast<E>(std::forward<G>(fallback)) : *error_;
+    }
+    template <class G = E> E error_or(G&& fallback) && {
+        return has_value() ? static_cast<E>(std::forward<G>(fallback)) : std::move(*error_);
+    }
+
+    /// Equal: both succeeded, or both hold equal errors.
+    template <class E2> friend bool operator==(const result& a, const result<void, E2>& b) {
+        if (a.has_value() != b.has_value()) return false;
+        return a.has_value() || a.error() == b.error();
+    }
+    /// Holds an error equal to `e.error()`.
+    template <class G> friend bool operator==(const result& a, const unexpected<G>& e) {
+        return !a.has_value() && a.error() == e.error();
+    }
+
   private:
     E& checked() {
         if (!error_) throw bad_result_access{};
         return *error_;
+    }
+    template <class Self> static decltype(auto) error_of(Self&& self) noexcept {
+        return detail::like<Self>(*self.error_);
+    }
+
+    template <class Self, class F> static auto and_then_(Self&& self, F&& f) {
+        using R = std::remove_cvref_t<std::invoke_result_t<F>>;
+        static_assert(detail::is_result<R>, "and_then: the function must return a cochan::result");
+        static_assert(std::is_same_v<typename R::error_type, E>,
+                      "and_then: the function's result must have the same error type");
+        if (self.has_value()) return std::invoke(std::forward<F>(f));
+        return R(unexpect, error_of(std::forward<Self>(self)));
+    }
+    template <class Self, class F> static auto transform_(Self&& self, F&& f) {
+        using U = std::remove_cv_t<std::invoke_result_t<F>>;
+        if (!self.has_value()) return result<U, E>(unexpect, error_of(std::forward<Self>(self)));
+        if constexpr (std::is_void_v<U>) {
+            std::invoke(std::forward<F>(f));
+            return result<U, E>(std::in_place);
+        } else {
+            return result<U, E>(std::in_place, std::invoke(std::forward<F>(f)));
+        }
+    }
+    template <class Self, class F> static auto or_else_(Self&& self, F&& f) {
+        using R = std::remove_cvref_t<
+            std::invoke_result_t<F, decltype(error_of(std::forward<Self>(self)))>>;
+        static_assert(detail::is_result<R>, "or_else: the function must return a cochan::result");
+        static_assert(std::is_void_v<typename R::value_type>,
+                      "or_else: the function's result must have the same value type (void)");
+        if (self.has_value()) return R(std::in_place);
+        return std::invoke(std::forward<F>(f), error_of(std::forward<Self>(self)));
+    }
+    template <class Self, class F> static auto transform_error_(Self&& self, F&& f) {
+        using G =
+            std::remove_cv_t<std::invoke_result_t<F, decltype(error_of(std::forward<Self>(self)))>>;
+        if (self.has_value()) return result<void, G>(std::in_place);
+        return result<void, G>(unexpect,
+                               std::invoke(std::forward<F>(f), error_of(std::forward<Self>(self))));
     }
 
     std::optional<E> error_;
