@@ -116,3 +116,35 @@ TEMPLATE_TEST_CASE("rx.close loses and duplicates nothing: every value drains ex
     }
     CHECK(counted::live() == 0);
 }
+
+TEST_CASE("sender_count and receiver_count follow clones, closes and destruction", "[counts]") {
+    auto [tx, rx] = cochan::mpmc::bounded<int>(2);
+    CHECK(tx.sender_count() == 1);
+    CHECK(rx.receiver_count() == 1);
+    {
+        auto tx2 = tx;
+        auto rx2 = rx;
+        CHECK(rx.sender_count() == 2);
+        CHECK(tx.receiver_count() == 2);
+        tx2.close(); // a closed sender no longer counts; its clone would not either
+        auto tx3 = tx2;
+        CHECK(tx.sender_count() == 1);
+        rx2.close(); // closes the channel; the receiver stays connected
+        CHECK(tx.receiver_count() == 2);
+    }
+    CHECK(tx.sender_count() == 1);
+    CHECK(tx.receiver_count() == 1);
+    auto moved = std::move(rx); // a move transfers, it does not add
+    CHECK(tx.receiver_count() == 1);
+    { auto gone = std::move(moved); }
+    CHECK(tx.receiver_count() == 0);
+    CHECK(tx.is_closed());
+
+    auto [stx, srx] = cochan::spmc::unbounded<int>();
+    auto srx2 = srx;
+    CHECK(srx.sender_count() == 1);
+    CHECK(stx.receiver_count() == 2);
+    stx.close();
+    CHECK(srx2.sender_count() == 0);
+    CHECK(srx2.is_closed());
+}

@@ -156,6 +156,15 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
         return storage_.size();
     }
     std::size_t capacity() const noexcept requires bounded { return storage_.capacity(); }
+    /// Connected sender (receiver) endpoints: neither destroyed nor closed.
+    std::size_t sender_count() noexcept {
+        std::lock_guard lock(mutex_);
+        return senders_;
+    }
+    std::size_t receiver_count() noexcept {
+        std::lock_guard lock(mutex_);
+        return receivers_;
+    }
     /// No value will arrive any more: every sender is gone or a receiver closed the channel
     /// (buffered values, or on a rendezvous values given back, may remain: see
     /// receiving_ends(), which also waits for those).

@@ -252,6 +252,11 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// True when sends through this endpoint can no longer succeed: it was closed, a receiver
     /// closed the channel, or every receiver is gone.
     bool is_closed() const noexcept { return check()->closed_ || queue()->sending_refused(); }
+    /// Sender endpoints of the channel that are connected now (neither destroyed nor closed;
+    /// this one included while it is): a snapshot.
+    std::size_t sender_count() const noexcept { return queue()->sender_count(); }
+    /// Receiver endpoints of the channel that are connected now (not destroyed): a snapshot.
+    std::size_t receiver_count() const noexcept { return queue()->receiver_count(); }
     /// Values buffered now (a snapshot; values granted to waiting receivers are not counted).
     std::size_t size() const noexcept { return queue()->size(); }
     bool empty() const noexcept { return size() == 0; }
@@ -460,6 +465,9 @@ template <class Queue> class basic_receiver {
     /// True once no value will arrive any more: every sender is gone or a receiver closed the
     /// channel (buffered values may remain: see `empty()`).
     bool is_closed() const noexcept { return queue()->sending_ended(); }
+    /// As the sender's: connected senders, connected receivers (this one included).
+    std::size_t sender_count() const noexcept { return queue()->sender_count(); }
+    std::size_t receiver_count() const noexcept { return queue()->receiver_count(); }
     /// Values buffered now (a snapshot; values granted to waiting receivers are not counted).
     std::size_t size() const noexcept { return queue()->size(); }
     bool empty() const noexcept { return size() == 0; }
