@@ -1053,6 +1053,76 @@ template <convention C> struct initiate_send {
     }
 };
 
+/// async_recv_many's handler around the user's: a receive of one value (the same operation as
+/// async_recv's, so waiting, cancellation and the value handed back on a late cancellation are
+/// that receive's), which on completion appends the value to `out` and takes up to `max - 1`
+/// more that are buffered then, without waiting, and completes with the count. It runs where
+/// the user's handler runs, so `out` is touched only there. It keeps its own queue reference:
+/// the receive drops its own before calling it.
+template <convention C, class Handler, class Queue, class Out> class recv_many_handler {
+    using T = typename Queue::value_type;
+
+  public:
+    recv_many_handler(Handler&& h, Queue* q, Out* out, std::size_t max)
+        : handler_(std::move(h)), queue_(q), out_(out), max_(max) {}
+
+    using executor_type = net::associated_executor_t<Handler, net::system_executor>;
+    executor_type get_executor() const noexcept {
+        return net::get_associated_executor(handler_, net::system_executor());
+    }
+    using allocator_type = net::associated_allocator_t<Handler>;
+    allocator_type get_allocator() const noexcept {
+        return net::get_associated_allocator(handler_);
+    }
+    using cancellation_slot_type = net::associated_cancellation_slot_t<Handler>;
+    cancellation_slot_type get_cancellation_slot() const noexcept {
+        return net::get_associated_cancellation_slot(handler_);
+    }
+
+    void operator()(recv_result<T> r) {
+        if (!r) {
+            finish(recv_result<std::size_t>(std::in_place_index<1>, r.error()));
+            return;
+        }
+        try {
+            out_->push_back(std::move(*r));
+        } catch (...) {
+            // The value's permit was released with its delivery: it goes back if one is free,
+            // as a value whose move out of a receive throws (docs/design.md, exception safety).
+            std::optional<T> back(std::move(*r));
+            queue_->give_back(back, false);
+            throw;
+        }
+        std::size_t n = 1;
+        if (max_ > 1) {
+            auto more = queue_->try_recv_many(*out_, max_ - 1);
+            if (more) n += *more;
+        }
+        finish(recv_result<std::size_t>(std::in_place, n));
+    }
+
+  private:
+    /// Drops the queue reference (the channel may go), then calls the handler.
+    void finish(recv_result<std::size_t>&& r) {
+        queue_ = {};
+        invoke_handler<C>(std::move(handler_), std::move(r));
+    }
+
+    Handler handler_;
+    queue_ref<Queue> queue_;
+    Out* out_; // the caller's, alive until the handler runs (as an Asio buffer is)
+    std::size_t max_;
+};
+
+template <convention C> struct initiate_recv_many {
+    template <class Handler, class Queue, class Out>
+    void operator()(Handler&& h, const op_source<Queue>& source, Out* out, std::size_t max) const {
+        using handler_t = recv_many_handler<C, std::decay_t<Handler>, Queue, Out>;
+        initiate_recv<convention::result>{}(
+            handler_t(std::forward<Handler>(h), source.queue.get(), out, max), source);
+    }
+};
+
 #if COCHAN_ASIO_AWAITABLE
 // ---- use_awaitable: completing inline ----------------------------------------------------------
 //
@@ -1189,6 +1259,29 @@ send_awaitable(op_source<Queue> source, typename Queue::value_type value, Token 
     co_return co_await net::async_initiate<Token, Signature>(initiate_send<C>{}, token,
                                                              std::move(source), std::move(value));
 }
+/// async_recv_many / async_recv_many_ec with an awaitable token: what is buffered, taken inline
+/// (up to `max`, one lock section) under the conditions above; otherwise the operation.
+template <convention C, class Signature, class Token, class Queue, class Out>
+typename net::async_result<Token, Signature>::return_type
+recv_many_inline(op_source<Queue> source, Out* out, std::size_t max, Token token) {
+    if (inline_budget::available()) {
+        auto state = co_await net::this_coro::cancellation_state;
+        if (!state.slot().is_connected()) {
+            auto r = source.queue->try_recv_many(*out, max);
+            if (r) {
+                inline_budget::spend();
+                if constexpr (C == convention::result) {
+                    co_return inline_token<Token>::complete(token, std::move(r));
+                } else {
+                    co_return inline_token<Token>::complete(token, error_code(), *r);
+                }
+            }
+        }
+    }
+    inline_budget::reset();
+    co_return co_await net::async_initiate<Token, Signature>(initiate_recv_many<C>{}, token,
+                                                             std::move(source), out, max);
+}
 #endif // COCHAN_ASIO_AWAITABLE
 
 /// Starts a receive with `token`: the inline-first awaitable for an awaitable token (above),
@@ -1216,6 +1309,20 @@ auto start_send(Token&& token, op_source<Queue> source, typename Queue::value_ty
     {
         return net::async_initiate<Token, Signature>(initiate_send<C>{}, token, std::move(source),
                                                      std::move(value));
+    }
+}
+
+/// Starts a receive of up to `max` values into `out` with `token`, as start_recv.
+template <convention C, class Signature, class Token, class Queue, class Out>
+auto start_recv_many(Token&& token, op_source<Queue> source, Out* out, std::size_t max) {
+#if COCHAN_ASIO_AWAITABLE
+    if constexpr (awaitable_token<std::decay_t<Token>>) {
+        return recv_many_inline<C, Signature>(std::move(source), out, max, token);
+    } else
+#endif
+    {
+        return net::async_initiate<Token, Signature>(initiate_recv_many<C>{}, token,
+                                                     std::move(source), out, max);
     }
 }
 
@@ -1396,6 +1503,47 @@ auto async_send_ec(Sender& tx, typename Sender::value_type value, CompletionToke
     using signature = void(error_code, std::optional<T>);
     return detail::start_send<detail::convention::error_code, signature>(
         std::forward<CompletionToken>(token), make_op_source(tx), std::move(value));
+}
+
+/// `rx.recv_many(out, max)` as an Asio asynchronous operation: appends to `out` (by
+/// `out.push_back(T&&)`) what the channel has, up to `max` values, oldest first, waiting for
+/// one when none is there. Completion signature `void(cochan::recv_result<std::size_t>)`: the
+/// count appended (at least 1), or `disconnected` / `cancelled` with nothing appended. Values
+/// are appended where the handler runs (through its executor, before it is called); `out` must
+/// stay alive and untouched until then, as an Asio buffer does. With `use_awaitable` (bare or in
+/// `as_tuple` or `redirect_error`), values found at once are taken inline under the conditions
+/// `async_recv` gives.
+///
+/// It is `async_recv` for the first value (same handler executor, work, allocation, executor
+/// lifetime, cancellation: a waiting operation completes `cancelled`, and a value granted whose
+/// handler has not run yet goes back to the channel) followed, when it completes, by
+/// `rx.try_recv_many(out, max - 1)`. Exception safety: if `out.push_back` throws, the exception
+/// leaves the handler executor's `run()`, the handler is not called, and the value goes back to
+/// the channel when it has room for it (values appended before stay in `out`). Thread safety: as
+/// `rx.recv_many`. Requires `max >= 1` (checked in every build).
+template <class Receiver, class Out, class CompletionToken>
+requires requires(const Receiver& rx, Out& out) {
+    rx.try_recv_many(out, std::size_t{1}); // a channel receiver, `out` with push_back(T&&)
+}
+auto async_recv_many(const Receiver& rx, Out& out, std::size_t max, CompletionToken&& token) {
+    COCHAN_CHECK(max >= 1, "async_recv_many(rx, out, max, token) needs max >= 1");
+    using signature = void(recv_result<std::size_t>);
+    return detail::start_recv_many<detail::convention::result, signature>(
+        std::forward<CompletionToken>(token), make_op_source(rx), &out, max);
+}
+
+/// `async_recv_many` by Asio's convention: completion signature `void(error_code, std::size_t)`,
+/// the count appended with a clear code, or a `recv_errc` with 0. Otherwise exactly
+/// `async_recv_many`.
+template <class Receiver, class Out, class CompletionToken>
+requires requires(const Receiver& rx, Out& out) {
+    rx.try_recv_many(out, std::size_t{1});
+}
+auto async_recv_many_ec(const Receiver& rx, Out& out, std::size_t max, CompletionToken&& token) {
+    COCHAN_CHECK(max >= 1, "async_recv_many_ec(rx, out, max, token) needs max >= 1");
+    using signature = void(error_code, std::size_t);
+    return detail::start_recv_many<detail::convention::error_code, signature>(
+        std::forward<CompletionToken>(token), make_op_source(rx), &out, max);
 }
 
 /// `cochan::select` as an Asio asynchronous operation: the first value any of the receivers'
