@@ -8,7 +8,8 @@
 //   notifies one waiter; a disconnection notifies all, oldest first);
 // - `size()` after each operation;
 // - after each operation, the lifecycle queries of every live sender and receiver of both
-//   channels (`is_closed()`, `size()`, `empty()`, `capacity()` where the kind has one), against
+//   channels (`is_closed()`, `sender_count()`, `receiver_count()`, `size()`, `empty()`,
+//   `capacity()` where the kind has one), against
 //   the answers docs/reference.md's "Queries" table gives in the model's state: exact, since
 //   one thread runs everything;
 // - which values are alive after each operation: the model knows where every value is (the
@@ -1201,6 +1202,16 @@ template <class Kind> class harness {
         if (e.is_closed() != closed) {
             mismatch(who + ".is_closed() is " + (closed ? "false" : "true") + "; the model says " +
                      (closed ? "true" : "false") + context());
+        }
+        // sender_count(), receiver_count(): the connected endpoints the model counts (a closed
+        // sender no longer counts; a receiver that closed the channel still does).
+        if (e.sender_count() != static_cast<std::size_t>(m.senders)) {
+            mismatch(who + ".sender_count() is " + std::to_string(e.sender_count()) +
+                     "; the model says " + std::to_string(m.senders) + context());
+        }
+        if (e.receiver_count() != static_cast<std::size_t>(m.receivers)) {
+            mismatch(who + ".receiver_count() is " + std::to_string(e.receiver_count()) +
+                     "; the model says " + std::to_string(m.receivers) + context());
         }
         const std::size_t size = e.size();
         if (size != m.expected_size()) {
