@@ -78,12 +78,14 @@ void run_1p8c(unsigned threads, std::size_t capacity) {
 
 } // namespace
 
-TEST_CASE("asio: 1P/8C awaitables on one io_context thread deliver exactly once", "[asio]") {
+TEST_CASE("asio: 1P/8C awaitables on one io_context thread deliver exactly once",
+          "[asio][exactly-once][fifo]") {
     run_1p8c(1, 1);
     run_1p8c(1, 64);
 }
 
-TEST_CASE("asio: 1P/8C awaitables on two io_context threads deliver exactly once", "[asio]") {
+TEST_CASE("asio: 1P/8C awaitables on two io_context threads deliver exactly once",
+          "[asio][exactly-once][fifo][thread-safety]") {
     run_1p8c(2, 1);
     run_1p8c(2, 64);
 }
@@ -124,7 +126,8 @@ TEST_CASE("asio: a waiting operation keeps the io_context running", "[asio]") {
     CHECK(*got == 5);
 }
 
-TEST_CASE("asio: the handler's cancellation slot cancels a waiting receive", "[asio]") {
+TEST_CASE("asio: the handler's cancellation slot cancels a waiting receive",
+          "[asio][cancellation-hand-off]") {
     for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
                       asio::cancellation_type::total}) {
         asio::io_context io;
@@ -149,7 +152,7 @@ TEST_CASE("asio: the handler's cancellation slot cancels a waiting receive", "[a
 }
 
 TEST_CASE("asio: cancelling a receive granted but not yet delivered hands the value back",
-          "[asio]") {
+          "[asio][cancellation-hand-off][exactly-once]") {
     asio::io_context io;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
     asio::cancellation_signal signal;
@@ -166,7 +169,8 @@ TEST_CASE("asio: cancelling a receive granted but not yet delivered hands the va
     CHECK(*rx.try_recv() == 3); // nothing lost: the value went back to the channel
 }
 
-TEST_CASE("asio: cancelling a waiting send returns its value; a granted send completes", "[asio]") {
+TEST_CASE("asio: cancelling a waiting send returns its value; a granted send completes",
+          "[asio][cancellation-hand-off]") {
     asio::io_context io;
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(0));
@@ -249,7 +253,8 @@ TEST_CASE("asio: a deferred send launched twice sends its value twice", "[asio]"
     }
 }
 
-TEST_CASE("asio: racing async_recv against a timer with || loses no value", "[asio]") {
+TEST_CASE("asio: racing async_recv against a timer with || loses no value",
+          "[asio][exactly-once][cancellation-hand-off][fifo]") {
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 2000;
     asio::io_context io;
@@ -295,7 +300,7 @@ TEST_CASE("asio: racing async_recv against a timer with || loses no value", "[as
     for (int i = 0; i < n; ++i) REQUIRE(received[static_cast<std::size_t>(i)] == i);
 }
 
-TEST_CASE("asio: resume_on accepts an Asio executor", "[asio]") {
+TEST_CASE("asio: resume_on accepts an Asio executor", "[asio][where-resumed]") {
     asio::io_context io;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
     std::thread::id resumed_on;
@@ -331,7 +336,8 @@ TEST_CASE("asio: operation state comes from the handler's associated allocator",
     CHECK(allocator::counts::deallocations == allocator::counts::allocations);
 }
 
-TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "[asio]") {
+TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive",
+          "[asio][last-receiver-gone]") {
     asio::io_context io;
     std::optional<cochan::recv_result<int>> got;
     std::optional<cochan::send_result<int>> sent;
@@ -356,7 +362,8 @@ TEST_CASE("asio: an operation outliving its endpoint keeps the channel alive", "
 // Regression: a receive that took a buffered value at once let a waiting sender into the freed
 // slot; a cancellation before its completion ran then found no room to hand the value back and
 // destroyed it. The adapter now keeps the slot reserved until the completion runs.
-TEST_CASE("asio: cancelling an immediate receive while a sender waits loses nothing", "[asio]") {
+TEST_CASE("asio: cancelling an immediate receive while a sender waits loses nothing",
+          "[asio][cancellation-hand-off][exactly-once]") {
     asio::io_context io;
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(1));
@@ -382,7 +389,8 @@ TEST_CASE("asio: cancelling an immediate receive while a sender waits loses noth
     CHECK(*rx.try_recv() == 2);
 }
 
-TEST_CASE("asio: racing receives on two bounded channels with || loses no value", "[asio]") {
+TEST_CASE("asio: racing receives on two bounded channels with || loses no value",
+          "[asio][exactly-once][cancellation-hand-off]") {
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 1000;
     asio::io_context io;
@@ -421,7 +429,8 @@ TEST_CASE("asio: racing receives on two bounded channels with || loses no value"
     for (int i = 0; i < 2 * n; ++i) REQUIRE(received[static_cast<std::size_t>(i)] == i);
 }
 
-TEST_CASE("asio: resume_on(executor) keeps run() going while the coroutine waits", "[asio]") {
+TEST_CASE("asio: resume_on(executor) keeps run() going while the coroutine waits",
+          "[asio][where-resumed]") {
     asio::io_context io;
     auto channel = cochan::spmc::unbounded<int>();
     auto& tx = channel.first;
@@ -444,8 +453,8 @@ TEST_CASE("asio: resume_on(executor) keeps run() going while the coroutine waits
 // over both kinds; the send completes at once, but its handler still runs through the executor.
 TEMPLATE_TEST_CASE("asio: async_send on an unbounded sender completes at once through the "
                    "handler's executor",
-                   "[asio]", (cochan::spmc::unbounded_sender<int>),
-                   (cochan::mpmc::unbounded_sender<int>)) {
+                   "[asio][unbounded-send][last-receiver-gone]",
+                   (cochan::spmc::unbounded_sender<int>), (cochan::mpmc::unbounded_sender<int>)) {
     asio::io_context io;
     auto make = [] {
         if constexpr (std::is_same_v<TestType, cochan::spmc::unbounded_sender<int>>) {

@@ -90,7 +90,8 @@ TEST_CASE("asio ec: async_recv_ec needs a default-initializable T; async_recv do
     STATIC_REQUIRE(can_send_ec<cochan::spmc::bounded_sender<no_default>>);
 }
 
-TEST_CASE("asio ec: plain callbacks get (error_code, T) and (error_code, optional<T>)", "[asio]") {
+TEST_CASE("asio ec: plain callbacks get (error_code, T) and (error_code, optional<T>)",
+          "[asio][last-receiver-gone][last-sender-gone]") {
     asio::io_context io;
     auto channel = cochan::mpmc::bounded<std::unique_ptr<int>>(
         1); // clang 14 cannot capture structured bindings
@@ -280,7 +281,7 @@ TEST_CASE("asio ec: deferred operations launch later, with any token", "[asio]")
 }
 
 TEST_CASE("asio ec: cancelling a waiting send hands its value back beside operation_canceled",
-          "[asio]") {
+          "[asio][cancellation-hand-off]") {
     asio::io_context io;
     auto channel = cochan::spmc::bounded<counted>(1); // clang 14 cannot capture structured bindings
     auto& tx = channel.first;
@@ -307,7 +308,8 @@ TEST_CASE("asio ec: cancelling a waiting send hands its value back beside operat
     CHECK(rx.size() == 1); // only the first value is in the channel
 }
 
-TEST_CASE("asio ec: async_recv_ec || timer with use_awaitable loses no value", "[asio]") {
+TEST_CASE("asio ec: async_recv_ec || timer with use_awaitable loses no value",
+          "[asio][exactly-once][cancellation-hand-off][fifo]") {
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 1000;
     asio::io_context io;
@@ -352,7 +354,7 @@ TEST_CASE("asio ec: async_recv_ec || timer with use_awaitable loses no value", "
 
 TEST_CASE("asio ec: as_tuple(use_awaitable) || timer on a strand of a threaded io_context loses "
           "no value",
-          "[asio]") {
+          "[asio][exactly-once][cancellation-hand-off][fifo]") {
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 1000;
     asio::io_context io;
@@ -392,7 +394,7 @@ TEST_CASE("asio ec: as_tuple(use_awaitable) || timer on a strand of a threaded i
 
 TEST_CASE("asio ec: a coroutine suspended in async_recv_ec at io_context destruction is "
           "destroyed, its granted value handed back",
-          "[asio][lifetime]") {
+          "[asio][lifetime][exactly-once]") {
     counted::reset();
     auto [tx, rx] = cochan::mpmc::bounded<counted>(1);
     int resumed = 0;

@@ -158,7 +158,7 @@ TEST_CASE("asio fast path: a waiting operation still allocates the operation and
 // completes first, and the group then cancels the receive before its posted completion runs.
 // The value it took must go back to the head of the channel, for the next receive.
 TEST_CASE("asio fast path: || cancelling a receive that completed at once loses no value",
-          "[asio][fast]") {
+          "[asio][fast][exactly-once][cancellation-hand-off][fifo]") {
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 600;
     asio::io_context io;
@@ -245,7 +245,7 @@ TEST_CASE("asio fast path: || cancelling a receive that completed at once loses 
 }
 
 TEST_CASE("asio fast path: a cancellation signal after an immediate receive hands its value back",
-          "[asio][fast]") {
+          "[asio][fast][cancellation-hand-off][capacity]") {
     asio::io_context io;
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(1));
@@ -267,7 +267,7 @@ TEST_CASE("asio fast path: a cancellation signal after an immediate receive hand
 
 TEST_CASE("asio fast path: an io_context destroyed with an immediate completion queued gives the "
           "value back and invokes nothing",
-          "[asio][fast][lifetime]") {
+          "[asio][fast][lifetime][exactly-once]") {
     counted::reset();
     handler_counts probes;
     SECTION("a receive, while a send waits for its permit") {
@@ -373,7 +373,7 @@ struct restarter {
 
 TEST_CASE("asio fast path: an immediate receive started while its io_context is destroyed "
           "gives its value back and invokes nothing",
-          "[asio][fast][lifetime]") {
+          "[asio][fast][lifetime][exactly-once]") {
     counted::reset();
     handler_counts probes;
     {
@@ -572,7 +572,7 @@ TEST_CASE("asio inline: at most inline_budget::limit inline completions in a row
 }
 
 TEST_CASE("asio inline: || over two receives that both have values takes exactly one",
-          "[asio][inline]") {
+          "[asio][inline][exactly-once][cancellation-hand-off]") {
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 200;
     asio::io_context io;

@@ -32,7 +32,7 @@ using cochan_test::handler_counts;
 
 TEST_CASE("bug: a completion queued when its io_context was destroyed leaked the operation and "
           "its handler and lost the value and its slot",
-          "[asio][lifetime]") {
+          "[asio][lifetime][exactly-once]") {
     counted::reset();
     handler_counts probes;
     {
@@ -153,7 +153,7 @@ TEST_CASE("bug: an operation completed but not yet notified when its io_context 
 // io_context, so every value sent must end up back in the channel.
 TEST_CASE("bug: an io_context destroyed while another thread completes its operations lost "
           "values or used the dead io_context",
-          "[asio][lifetime]") {
+          "[asio][lifetime][exactly-once][thread-safety]") {
     constexpr int rounds = 200;
     constexpr int waiting = 8;
     for (int round = 0; round < rounds; ++round) {
@@ -239,7 +239,7 @@ TEST_CASE("bug: an operation started by a handler destroyed at io_context shutdo
 
 TEST_CASE("bug: coroutines suspended in async_recv and async_send leaked their frames when the "
           "io_context was stopped and destroyed",
-          "[asio][lifetime]") {
+          "[asio][lifetime][exactly-once]") {
     counted::reset();
     auto granted = cochan::mpmc::bounded<counted>(1); // its value is granted, never delivered
     auto full = cochan::mpmc::bounded<counted>(1);    // a send waits on it

@@ -27,7 +27,7 @@ template <class H> auto on(asio::io_context& io, H h) {
 } // namespace
 
 TEST_CASE("asio recv_many: a callback gets what is buffered, up to max, oldest first",
-          "[asio][recv_many]") {
+          "[asio][recv_many][batches]") {
     asio::io_context io;
     auto [tx, rx] = cochan::spmc::bounded<int>(8);
     for (int i = 1; i <= 5; ++i) REQUIRE(tx.try_send(i));
@@ -45,7 +45,7 @@ TEST_CASE("asio recv_many: a callback gets what is buffered, up to max, oldest f
 }
 
 TEST_CASE("asio recv_many: a waiting operation completes with its value and what came meanwhile",
-          "[asio][recv_many]") {
+          "[asio][recv_many][batches]") {
     asio::io_context io;
     auto [tx, rx] = cochan::mpmc::unbounded<int>();
     std::vector<int> out;
@@ -63,7 +63,7 @@ TEST_CASE("asio recv_many: a waiting operation completes with its value and what
 
 TEST_CASE("asio recv_many: disconnected and cancelled append nothing; a late cancellation "
           "hands the value back",
-          "[asio][recv_many]") {
+          "[asio][recv_many][batches][cancellation-hand-off][last-sender-gone]") {
     asio::io_context io;
     {
         auto [tx, rx] = cochan::spmc::bounded<int>(2);
@@ -99,7 +99,7 @@ TEST_CASE("asio recv_many: disconnected and cancelled append nothing; a late can
     }
 }
 
-TEST_CASE("asio recv_many: use_awaitable and deferred", "[asio][recv_many]") {
+TEST_CASE("asio recv_many: use_awaitable and deferred", "[asio][recv_many][batches]") {
     asio::io_context io;
     auto [tx, rx] = cochan::spmc::bounded<int>(4);
     for (int i = 1; i <= 4; ++i) REQUIRE(tx.try_send(i));

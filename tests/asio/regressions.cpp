@@ -33,7 +33,8 @@ template <class H> auto on(asio::io_context& io, H h) {
 }
 } // namespace
 
-TEST_CASE("asio: a one-shot receiver takes async_recv and async_recv_ec", "[asio][oneshot]") {
+TEST_CASE("asio: a one-shot receiver takes async_recv and async_recv_ec",
+          "[asio][oneshot][last-sender-gone]") {
     asio::io_context io;
     { // waiting, then sent: the posted path
         auto [tx, rx] = cochan::oneshot<int>();
@@ -82,7 +83,7 @@ TEST_CASE("asio: a one-shot receiver takes async_recv and async_recv_ec", "[asio
 
 TEST_CASE("asio: a one-shot sender takes async_send: sent, full, or disconnected with the value "
           "back",
-          "[asio][oneshot]") {
+          "[asio][oneshot][last-receiver-gone]") {
     asio::io_context io;
     auto [tx, rx] = cochan::oneshot<int>();
     std::optional<cochan::send_result<int>> first;
@@ -141,7 +142,7 @@ TEST_CASE("asio: async_recv and async_send take redirect_error(use_awaitable, ec
 }
 
 TEST_CASE("asio: a receive launched after the last receiver is gone completes disconnected",
-          "[asio][lifetime]") {
+          "[asio][lifetime][last-receiver-gone]") {
     // A lazy token stores the operation's source, which keeps the channel alive; launched once
     // the last receiver is gone (a sender still lives), the receive and the select must complete
     // at once, not wait for a value no receiver can ever take.
@@ -169,7 +170,7 @@ TEST_CASE("asio: a receive launched after the last receiver is gone completes di
 
 #ifndef COCHAN_TEST_NO_ALLOC_HOOK
 TEST_CASE("asio: an allocation failure while an operation starts leaves nothing behind",
-          "[asio][faults]") {
+          "[asio][faults][errors-and-misuse]") {
     // The k-th allocation of the initiating call fails, for k = 0, 1, ... until the call no
     // longer allocates that many times: the operation, the registry, the cancellation slot's
     // handler (the slot connection used to run outside the clean-up, leaving a registered

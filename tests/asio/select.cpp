@@ -95,7 +95,8 @@ TEST_CASE("asio select: a waiting select takes the first value sent to either ch
     CHECK(arx.try_recv().error() == cochan::recv_errc::empty);
 }
 
-TEST_CASE("asio select: disconnected only when every channel has ended", "[asio][select]") {
+TEST_CASE("asio select: disconnected only when every channel has ended",
+          "[asio][select][last-sender-gone]") {
     asio::io_context io;
     auto [atx, arx] = cochan::spmc::bounded<int>(1);
     auto [btx, brx] = cochan::spmc::unbounded<int>();
@@ -131,7 +132,7 @@ TEST_CASE("asio select: disconnected only when every channel has ended", "[asio]
 }
 
 TEST_CASE("asio select: the slot cancels a waiting select, and its branches take nothing",
-          "[asio][select]") {
+          "[asio][select][cancellation-hand-off]") {
     for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
                       asio::cancellation_type::total}) {
         asio::io_context io;
@@ -154,7 +155,7 @@ TEST_CASE("asio select: the slot cancels a waiting select, and its branches take
 
 TEST_CASE("asio select: cancelled after it was decided but before its handler ran, it hands the "
           "value back to the head of its channel with its slot",
-          "[asio][select]") {
+          "[asio][select][cancellation-hand-off][capacity]") {
     asio::io_context io;
     auto [atx, arx] = cochan::spmc::bounded<int>(1);
     auto [btx, brx] = cochan::spmc::bounded<int>(1);
@@ -182,7 +183,7 @@ TEST_CASE("asio select: cancelled after it was decided but before its handler ra
 }
 
 TEST_CASE("asio select: racing async_select against a timer with || loses no value",
-          "[asio][select]") {
+          "[asio][select][exactly-once][cancellation-hand-off][fifo]") {
     using namespace asio::experimental::awaitable_operators;
     constexpr int n = 1500;
     asio::io_context io;
@@ -243,7 +244,7 @@ TEST_CASE("asio select: racing async_select against a timer with || loses no val
 
 TEST_CASE("asio select: an io_context destroyed with a select waiting or decided leaks nothing, "
           "runs no handler and hands the value back",
-          "[asio][select][lifetime]") {
+          "[asio][select][lifetime][exactly-once]") {
     cochan_test::counted::reset();
     cochan_test::handler_counts probes;
     {
@@ -355,7 +356,7 @@ TEST_CASE("asio select: one operation for the whole select, from the handler's a
 
 TEST_CASE("asio select: consumers selecting over three channels on two threads receive every "
           "value exactly once",
-          "[asio][select]") {
+          "[asio][select][exactly-once][thread-safety]") {
     constexpr int per_lane = 3000;
     constexpr int lanes = 3;
     asio::io_context io;

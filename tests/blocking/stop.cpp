@@ -35,7 +35,7 @@ inline void wait_linked(int n) noexcept {
 using blocking_test::linked;
 using blocking_test::wait_linked;
 
-TEST_CASE("blocking: a stop request cancels a receive that is waiting") {
+TEST_CASE("blocking: a stop request cancels a receive that is waiting", "[cancellation-hand-off]") {
     // The receive links (the channel is empty), then the stop arrives from another thread: the
     // stop callback must unlink it and wake the thread with `cancelled`. A callback that did
     // not unlink or did not signal leaves the thread blocked for good (CTest's timeout fails
@@ -60,7 +60,8 @@ TEST_CASE("blocking: a stop request cancels a receive that is waiting") {
     CHECK(*rx.try_recv() == 7);
 }
 
-TEST_CASE("blocking: a stop request cancels a send that is waiting and hands its value back") {
+TEST_CASE("blocking: a stop request cancels a send that is waiting and hands its value back",
+          "[cancellation-hand-off]") {
     linked = 0;
     auto channel = cochan::mpmc::bounded<int>(1);
     auto& tx = channel.first;
@@ -82,7 +83,8 @@ TEST_CASE("blocking: a stop request cancels a send that is waiting and hands its
     CHECK(rx.try_recv().error() == cochan::recv_errc::empty);
 }
 
-TEST_CASE("blocking: a stop requested before the call cancels it without linking") {
+TEST_CASE("blocking: a stop requested before the call cancels it without linking",
+          "[cancellation-hand-off]") {
     linked = 0;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
     std::stop_source stop;
@@ -99,7 +101,8 @@ TEST_CASE("blocking: a stop requested before the call cancels it without linking
     CHECK(*rx.try_recv() == 1);
 }
 
-TEST_CASE("blocking: a stop requested before the call cancels it even when it could complete") {
+TEST_CASE("blocking: a stop requested before the call cancels it even when it could complete",
+          "[cancellation-hand-off]") {
     // The first step (a value buffered, a cell free) must not run for a stopped token: the
     // call is cancelled, takes nothing and hands the value back, as a coroutine's would be.
     linked = 0;
@@ -119,7 +122,8 @@ TEST_CASE("blocking: a stop requested before the call cancels it even when it co
     CHECK(rx.try_recv().error() == cochan::recv_errc::empty);
 }
 
-TEST_CASE("blocking: with a token that can stop, a call that need not wait completes at once") {
+TEST_CASE("blocking: with a token that can stop, a call that need not wait completes at once",
+          "[cancellation-hand-off]") {
     // A value buffered, a cell free, an ended channel: each call returns without linking, and
     // the same token, stopped afterwards, still cancels a call that waits.
     linked = 0;
@@ -150,7 +154,8 @@ TEST_CASE("blocking: with a token that can stop, a call that need not wait compl
     CHECK(linked == 1);
 }
 
-TEST_CASE("blocking: a deadline call that waits, woken by a value before the deadline") {
+TEST_CASE("blocking: a deadline call that waits, woken by a value before the deadline",
+          "[deadlines]") {
     // blocking_recv_until links and waits like blocking_recv: a value sent once it waits is
     // granted to it (no timeout, no cancellation).
     linked = 0;
@@ -166,7 +171,7 @@ TEST_CASE("blocking: a deadline call that waits, woken by a value before the dea
     CHECK(got == 5);
 }
 
-TEST_CASE("blocking: a huge timeout waits for the value instead of overflowing") {
+TEST_CASE("blocking: a huge timeout waits for the value instead of overflowing", "[deadlines]") {
     // `_for(d)` is `_until(now() + d)`: with `seconds::max()` that sum overflowed into the past,
     // so the call (already linked) timed out at once. The deadline saturates instead: each call
     // below is still waiting when the value (or the cell) comes, once it has linked.
@@ -208,7 +213,8 @@ TEST_CASE("blocking: a huge timeout waits for the value instead of overflowing")
     CHECK(got == 8);
 }
 
-TEST_CASE("blocking: the caller's token object may be destroyed once the call waits") {
+TEST_CASE("blocking: the caller's token object may be destroyed once the call waits",
+          "[cancellation-hand-off]") {
     // The blocking calls take the token by reference and read it only before they wait (their
     // first step, and start() registering the stop callback, which holds its own reference to
     // the stop state). Here the caller's token object is freed while each call waits, then the

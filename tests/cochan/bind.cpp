@@ -15,7 +15,7 @@
 
 using namespace cochan_test;
 
-TEST_CASE("a bound receiver resumes through its target, not inline", "[bind]") {
+TEST_CASE("a bound receiver resumes through its target, not inline", "[bind][where-resumed]") {
     auto [tx, plain_rx] = cochan::mpmc::bounded<int>(2);
     manual_scheduler sched;
     auto rx = cochan::bind_executor(sched.executor(), std::move(plain_rx));
@@ -45,7 +45,7 @@ TEST_CASE("a bound receiver resumes through its target, not inline", "[bind]") {
 
 TEST_CASE("a bound SPMC sender resumes its waiting sends through its target; a bound unbounded "
           "sender's send never waits",
-          "[bind]") {
+          "[bind][where-resumed][unbounded-send]") {
     manual_scheduler sched;
     auto [plain_tx, rx] = cochan::spmc::bounded<int>(1);
     auto tx = cochan::bind_executor(sched.executor(), std::move(plain_tx));
@@ -68,7 +68,7 @@ TEST_CASE("a bound SPMC sender resumes its waiting sends through its target; a b
 }
 
 TEST_CASE("a bound receiver's recv_many and a bound one-shot receiver resume through the target",
-          "[bind]") {
+          "[bind][where-resumed]") {
     manual_scheduler sched;
     auto [tx, plain_rx] = cochan::spmc::unbounded<int>();
     auto rx = cochan::bind_executor(sched.executor(), std::move(plain_rx));

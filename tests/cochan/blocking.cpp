@@ -18,7 +18,8 @@
 using namespace cochan_test;
 using namespace std::chrono_literals;
 
-TEST_CASE("blocking: a thread producer feeds coroutine consumers", "[blocking][threads]") {
+TEST_CASE("blocking: a thread producer feeds coroutine consumers",
+          "[blocking][threads][exactly-once][fifo][thread-safety]") {
     constexpr std::uint64_t n = 4096;
     auto [tx, rx] = cochan::spmc::bounded<std::uint64_t>(8);
     thread_pool pool(2);
@@ -50,7 +51,8 @@ TEST_CASE("blocking: a thread producer feeds coroutine consumers", "[blocking][t
     for (std::uint64_t i = 0; i < n; ++i) REQUIRE(all[i] == i);
 }
 
-TEST_CASE("blocking: a coroutine producer feeds thread consumers", "[blocking][threads]") {
+TEST_CASE("blocking: a coroutine producer feeds thread consumers",
+          "[blocking][threads][exactly-once][fifo][thread-safety]") {
     constexpr std::uint64_t n = 4096;
     auto [tx, rx] = cochan::mpmc::bounded<std::uint64_t>(4);
     std::vector<std::vector<std::uint64_t>> got(4);
@@ -85,7 +87,7 @@ TEST_CASE("blocking: a coroutine producer feeds thread consumers", "[blocking][t
     for (std::uint64_t i = 0; i < n; ++i) REQUIRE(all[i] == i);
 }
 
-TEST_CASE("blocking: threads and coroutines wait in one FIFO", "[blocking]") {
+TEST_CASE("blocking: threads and coroutines wait in one FIFO", "[blocking][fifo]") {
     auto channel = cochan::spmc::unbounded<int>();
     auto& tx = channel.first;
     auto& rx = channel.second;
@@ -109,7 +111,8 @@ TEST_CASE("blocking: threads and coroutines wait in one FIFO", "[blocking]") {
     CHECK(thread_got == 2);
 }
 
-TEST_CASE("blocking: disconnection wakes every blocked thread", "[blocking]") {
+TEST_CASE("blocking: disconnection wakes every blocked thread",
+          "[blocking][last-sender-gone][last-receiver-gone]") {
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::atomic<int> disconnected{0};
     std::vector<std::thread> threads;
@@ -142,7 +145,7 @@ TEST_CASE("blocking: disconnection wakes every blocked thread", "[blocking]") {
     CHECK(returned == 2);
 }
 
-TEST_CASE("blocking: ping-pong between two threads", "[blocking][threads]") {
+TEST_CASE("blocking: ping-pong between two threads", "[blocking][threads][thread-safety]") {
     auto [atx, arx] = cochan::spmc::bounded<int>(1);
     auto [btx, brx] = cochan::spmc::bounded<int>(1);
     constexpr int rounds = 20000;

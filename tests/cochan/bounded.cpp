@@ -30,7 +30,8 @@ task<cochan::recv_result<typename Rx::value_type>> recv_via(Rx& rx, manual_sched
 
 } // namespace
 
-TEST_CASE("bounded(0) throws invalid_argument naming the channel kind", "[bounded]") {
+TEST_CASE("bounded(0) throws invalid_argument naming the channel kind",
+          "[bounded][errors-and-misuse]") {
     auto message = [](auto make) {
         try {
             make();
@@ -45,8 +46,9 @@ TEST_CASE("bounded(0) throws invalid_argument naming the channel kind", "[bounde
                Catch::Contains("cochan::mpmc::bounded"));
 }
 
-TEMPLATE_TEST_CASE("bounded capacity is strict and a pending send progresses once", "[bounded]",
-                   spmc_bounded<int>, mpmc_bounded<int>) {
+TEMPLATE_TEST_CASE("bounded capacity is strict and a pending send progresses once",
+                   "[bounded][capacity][targeted-wakeup][fifo]", spmc_bounded<int>,
+                   mpmc_bounded<int>) {
     const std::size_t cap = GENERATE(1u, 2u, 3u, 8u);
     CAPTURE(cap);
     auto [tx, rx] = TestType::make(cap);
@@ -78,8 +80,8 @@ TEMPLATE_TEST_CASE("bounded capacity is strict and a pending send progresses onc
     CHECK(rx.try_recv().error() == cochan::recv_errc::disconnected);
 }
 
-TEMPLATE_TEST_CASE("a slot granted to a waiting sender is not taken by try_send", "[bounded]",
-                   mpmc_bounded<int>) {
+TEMPLATE_TEST_CASE("a slot granted to a waiting sender is not taken by try_send",
+                   "[bounded][no-barging]", mpmc_bounded<int>) {
     auto [tx, rx] = TestType::make(1);
     REQUIRE(tx.try_send(1));
     manual_scheduler sched;
@@ -94,7 +96,8 @@ TEMPLATE_TEST_CASE("a slot granted to a waiting sender is not taken by try_send"
 }
 
 TEMPLATE_TEST_CASE("cancelling a send before its grant hands the value back and keeps capacity",
-                   "[bounded]", spmc_bounded<counted>, mpmc_bounded<counted>) {
+                   "[bounded][cancellation-hand-off][exactly-once]", spmc_bounded<counted>,
+                   mpmc_bounded<counted>) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make(1);
@@ -122,7 +125,8 @@ TEMPLATE_TEST_CASE("cancelling a send before its grant hands the value back and 
 
 TEMPLATE_TEST_CASE("a send with a stop token: a free slot takes it at once unless the token is "
                    "already stopped",
-                   "[bounded]", spmc_bounded<int>, mpmc_bounded<int>) {
+                   "[bounded][cancellation-hand-off][where-resumed]", spmc_bounded<int>,
+                   mpmc_bounded<int>) {
     // The first step runs in await_ready with a token too: it must still honour a token that
     // is already stopped (cancelled, value back, the free slot left free), and a live token
     // must not keep a send that finds a free slot from completing at once.
@@ -146,8 +150,9 @@ TEMPLATE_TEST_CASE("a send with a stop token: a free slot takes it at once unles
     CHECK(*rx.try_recv() == 2);
 }
 
-TEMPLATE_TEST_CASE("a stop request after the slot grant does not cancel the send", "[bounded]",
-                   spmc_bounded<counted>, mpmc_bounded<counted>) {
+TEMPLATE_TEST_CASE("a stop request after the slot grant does not cancel the send",
+                   "[bounded][cancellation-hand-off][capacity]", spmc_bounded<counted>,
+                   mpmc_bounded<counted>) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make(1);
@@ -170,8 +175,9 @@ TEMPLATE_TEST_CASE("a stop request after the slot grant does not cancel the send
     CHECK(counted::live() == 0);
 }
 
-TEMPLATE_TEST_CASE("destroying a waiting send unlinks it and keeps capacity", "[bounded]",
-                   spmc_bounded<counted>, mpmc_bounded<counted>) {
+TEMPLATE_TEST_CASE("destroying a waiting send unlinks it and keeps capacity",
+                   "[bounded][cancellation-hand-off]", spmc_bounded<counted>,
+                   mpmc_bounded<counted>) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make(1);
@@ -187,8 +193,8 @@ TEMPLATE_TEST_CASE("destroying a waiting send unlinks it and keeps capacity", "[
     CHECK(counted::live() == 0);
 }
 
-TEMPLATE_TEST_CASE("the last receiver wakes the pending sender and returns its value", "[bounded]",
-                   spmc_bounded<int>, mpmc_bounded<int>) {
+TEMPLATE_TEST_CASE("the last receiver wakes the pending sender and returns its value",
+                   "[bounded][last-receiver-gone]", spmc_bounded<int>, mpmc_bounded<int>) {
     auto [tx, rx] = TestType::make(1);
     REQUIRE(tx.try_send(1));
     auto rx2 = rx;
@@ -207,7 +213,8 @@ TEMPLATE_TEST_CASE("the last receiver wakes the pending sender and returns its v
     CHECK(r.error().value == 2);
 }
 
-TEST_CASE("waiting MPMC senders are granted slots oldest first", "[bounded][mpmc]") {
+TEST_CASE("waiting MPMC senders are granted slots oldest first",
+          "[bounded][mpmc][fifo][targeted-wakeup]") {
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     auto tx2 = tx;
     REQUIRE(tx.try_send(0));
@@ -225,7 +232,8 @@ TEST_CASE("waiting MPMC senders are granted slots oldest first", "[bounded][mpmc
     CHECK(sched.posted_total() == 3);
 }
 
-TEST_CASE("a cancelled waiting MPMC sender passes its turn to the next", "[bounded][mpmc]") {
+TEST_CASE("a cancelled waiting MPMC sender passes its turn to the next",
+          "[bounded][mpmc][cancellation-hand-off][fifo]") {
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(0));
     manual_scheduler sched;
@@ -241,8 +249,8 @@ TEST_CASE("a cancelled waiting MPMC sender passes its turn to the next", "[bound
     CHECK(*rx.try_recv() == 2);
 }
 
-TEMPLATE_TEST_CASE("a value granted to a waiting receiver holds its slot until taken", "[bounded]",
-                   spmc_bounded<int>, mpmc_bounded<int>) {
+TEMPLATE_TEST_CASE("a value granted to a waiting receiver holds its slot until taken",
+                   "[bounded][capacity]", spmc_bounded<int>, mpmc_bounded<int>) {
     // Strict capacity counts values granted but not yet taken by their receiver.
     auto [tx, rx] = TestType::make(1);
     manual_scheduler sched;
@@ -262,7 +270,8 @@ TEMPLATE_TEST_CASE("a value granted to a waiting receiver holds its slot until t
 }
 
 TEMPLATE_TEST_CASE("a destroyed granted receiver gives its value back to the buffer head",
-                   "[bounded]", spmc_bounded<int>, mpmc_bounded<int>) {
+                   "[bounded][cancellation-hand-off][capacity]", spmc_bounded<int>,
+                   mpmc_bounded<int>) {
     auto [tx, rx] = TestType::make(2);
     manual_scheduler sched;
     auto r1 = recv_via(rx, sched);

@@ -31,8 +31,8 @@ template <class Tx> task<int> send_and_report(Tx& tx, int v) {
 
 } // namespace
 
-TEMPLATE_TEST_CASE("rx.close: later sends fail disconnected with their value", "[close]",
-                   COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("rx.close: later sends fail disconnected with their value",
+                   "[close][receiver-close]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     REQUIRE(push(tx, 1));
     rx.close();
@@ -49,8 +49,8 @@ TEMPLATE_TEST_CASE("rx.close: later sends fail disconnected with their value", "
     CHECK(end.error() == cochan::recv_errc::disconnected);
 }
 
-TEMPLATE_TEST_CASE("rx.close: is_closed on every endpoint, and it is idempotent", "[close]",
-                   COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("rx.close: is_closed on every endpoint, and it is idempotent",
+                   "[close][receiver-close]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     auto rx2 = rx;
     CHECK_FALSE(tx.is_closed());
@@ -67,7 +67,7 @@ TEMPLATE_TEST_CASE("rx.close: is_closed on every endpoint, and it is idempotent"
     CHECK(r.error() == cochan::recv_errc::disconnected);
 }
 
-TEMPLATE_TEST_CASE("rx.close wakes a waiting receiver with disconnected", "[close]",
+TEMPLATE_TEST_CASE("rx.close wakes a waiting receiver with disconnected", "[close][receiver-close]",
                    COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     auto waiting = receive(rx);
@@ -79,8 +79,8 @@ TEMPLATE_TEST_CASE("rx.close wakes a waiting receiver with disconnected", "[clos
     (void)tx;
 }
 
-TEMPLATE_TEST_CASE("rx.close while senders wait hands every waiting value back", "[close][bounded]",
-                   (spmc_bounded<int>), (mpmc_bounded<int>)) {
+TEMPLATE_TEST_CASE("rx.close while senders wait hands every waiting value back",
+                   "[close][bounded][receiver-close]", (spmc_bounded<int>), (mpmc_bounded<int>)) {
     auto [tx, rx] = TestType::make(1);
     REQUIRE(tx.try_send(1));
     std::vector<task<int>> senders;
@@ -103,7 +103,7 @@ TEMPLATE_TEST_CASE("rx.close while senders wait hands every waiting value back",
 }
 
 TEMPLATE_TEST_CASE("rx.close loses and duplicates nothing: every value drains exactly once",
-                   "[close]", COCHAN_ALL_KINDS(counted)) {
+                   "[close][receiver-close][exactly-once]", COCHAN_ALL_KINDS(counted)) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make(4);

@@ -104,7 +104,8 @@ void run(Channel channel, std::uint64_t producers, std::uint64_t consumers,
 
 } // namespace
 
-TEST_CASE("SPMC 1P/8C on a thread pool delivers every value exactly once", "[threads]") {
+TEST_CASE("SPMC 1P/8C on a thread pool delivers every value exactly once",
+          "[threads][exactly-once][fifo][thread-safety]") {
     constexpr std::uint64_t n = 4096;
     SECTION("bounded(1)") {
         run(cochan::spmc::bounded<std::uint64_t>(1), 1, 8, n);
@@ -117,7 +118,8 @@ TEST_CASE("SPMC 1P/8C on a thread pool delivers every value exactly once", "[thr
     }
 }
 
-TEST_CASE("MPMC 8P/8C on a thread pool delivers every value exactly once", "[threads][mpmc]") {
+TEST_CASE("MPMC 8P/8C on a thread pool delivers every value exactly once",
+          "[threads][mpmc][exactly-once][fifo][thread-safety]") {
     constexpr std::uint64_t n = 512;
     SECTION("bounded(1)") {
         run(cochan::mpmc::bounded<std::uint64_t>(1), 8, 8, n);
@@ -375,7 +377,7 @@ void stress(std::chrono::seconds budget, int max_rounds) {
 } // namespace
 
 TEST_CASE("chaos: stop requests, clones, drops and early close lose and duplicate nothing",
-          "[threads]") {
+          "[threads][exactly-once][thread-safety][cancellation-hand-off]") {
     stress(std::chrono::seconds(10), 200);
 }
 

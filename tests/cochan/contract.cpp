@@ -28,8 +28,8 @@ task<cochan::recv_result<typename Rx::value_type>> recv_via(Rx& rx, manual_sched
 
 } // namespace
 
-TEMPLATE_TEST_CASE("receivers compete in FIFO order and drain after the sender drops", "[contract]",
-                   COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("receivers compete in FIFO order and drain after the sender drops",
+                   "[contract][fifo][last-sender-gone]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     auto rx2 = rx;
 
@@ -55,7 +55,7 @@ TEMPLATE_TEST_CASE("receivers compete in FIFO order and drain after the sender d
     CHECK(t.result().error() == cochan::recv_errc::disconnected);
 }
 
-TEMPLATE_TEST_CASE("waiting receivers are served oldest first", "[contract]",
+TEMPLATE_TEST_CASE("waiting receivers are served oldest first", "[contract][fifo]",
                    COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     auto rx2 = rx;
@@ -76,7 +76,7 @@ TEMPLATE_TEST_CASE("waiting receivers are served oldest first", "[contract]",
 }
 
 TEMPLATE_TEST_CASE("only the last receiver disconnects and the unsent value comes back",
-                   "[contract]", COCHAN_ALL_KINDS(int)) {
+                   "[contract][last-receiver-gone]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     { auto clone = rx; } // dropping a clone changes nothing
     CHECK_FALSE(tx.is_closed());
@@ -91,7 +91,8 @@ TEMPLATE_TEST_CASE("only the last receiver disconnects and the unsent value come
 }
 
 TEMPLATE_TEST_CASE("one send wakes one of eight receivers and destroying a granted one hands on",
-                   "[contract]", COCHAN_ALL_KINDS(int)) {
+                   "[contract][targeted-wakeup][no-barging][cancellation-hand-off]",
+                   COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
     std::vector<task<cochan::recv_result<int>>> waiters;
@@ -116,8 +117,8 @@ TEMPLATE_TEST_CASE("one send wakes one of eight receivers and destroying a grant
     CHECK(rx.try_recv().error() == cochan::recv_errc::empty);
 }
 
-TEMPLATE_TEST_CASE("a stop request after the grant does not cancel the receive", "[contract]",
-                   COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("a stop request after the grant does not cancel the receive",
+                   "[contract][cancellation-hand-off]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
     std::stop_source stop;
@@ -130,8 +131,8 @@ TEMPLATE_TEST_CASE("a stop request after the grant does not cancel the receive",
     CHECK(*t.result() == 5);
 }
 
-TEMPLATE_TEST_CASE("cancelling before the grant removes the waiter", "[contract]",
-                   COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("cancelling before the grant removes the waiter",
+                   "[contract][cancellation-hand-off]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
     std::stop_source stop;
@@ -155,7 +156,7 @@ TEMPLATE_TEST_CASE("cancelling before the grant removes the waiter", "[contract]
 }
 
 TEMPLATE_TEST_CASE("a stop token already stopped cancels without touching the channel",
-                   "[contract]", COCHAN_ALL_KINDS(int)) {
+                   "[contract][cancellation-hand-off]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     REQUIRE(push(tx, 1));
     manual_scheduler sched;
@@ -167,8 +168,8 @@ TEMPLATE_TEST_CASE("a stop token already stopped cancels without touching the ch
     CHECK(*rx.try_recv() == 1);
 }
 
-TEMPLATE_TEST_CASE("a receive with a live stop token takes a buffered value at once", "[contract]",
-                   COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("a receive with a live stop token takes a buffered value at once",
+                   "[contract][cancellation-hand-off][where-resumed]", COCHAN_ALL_KINDS(int)) {
     // The first step (await_ready) runs with a token too: the value is taken without
     // suspending, and the token, stopped afterwards, cancels only the next receive, which
     // waits on the empty channel.
@@ -190,8 +191,8 @@ TEMPLATE_TEST_CASE("a receive with a live stop token takes a buffered value at o
     CHECK(*rx.try_recv() == 2);
 }
 
-TEMPLATE_TEST_CASE("sender disconnection wakes every receiver once", "[contract]",
-                   COCHAN_ALL_KINDS(int)) {
+TEMPLATE_TEST_CASE("sender disconnection wakes every receiver once",
+                   "[contract][last-sender-gone][targeted-wakeup]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
     std::vector<task<cochan::recv_result<int>>> waiters;
@@ -212,8 +213,8 @@ TEMPLATE_TEST_CASE("sender disconnection wakes every receiver once", "[contract]
     CHECK(r.error().value == 1);
 }
 
-TEMPLATE_TEST_CASE("buffered, received and rejected values are each destroyed once", "[contract]",
-                   COCHAN_ALL_KINDS(counted)) {
+TEMPLATE_TEST_CASE("buffered, received and rejected values are each destroyed once",
+                   "[contract][exactly-once][last-receiver-gone]", COCHAN_ALL_KINDS(counted)) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make();

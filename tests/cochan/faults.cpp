@@ -120,7 +120,8 @@ template <class Tx, class Rx> void check_usable(Tx& tx, Rx& rx) {
 // ---- sending -----------------------------------------------------------------------------------
 
 TEMPLATE_TEST_CASE("fault: try_send and unbounded send are strong at every throwing move",
-                   "[faults]", COCHAN_ALL_KINDS(throwing_move)) {
+                   "[faults][exception-safety][exactly-once][unbounded-send]",
+                   COCHAN_ALL_KINDS(throwing_move)) {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = TestType::make(3);
         REQUIRE(send_now(tx, 1));
@@ -145,8 +146,8 @@ TEMPLATE_TEST_CASE("fault: try_send and unbounded send are strong at every throw
     WARN("faults injected: " << faults);
 }
 
-TEMPLATE_TEST_CASE("fault: a grant to a waiting receiver that throws leaves it waiting", "[faults]",
-                   COCHAN_ALL_KINDS(throwing_move)) {
+TEMPLATE_TEST_CASE("fault: a grant to a waiting receiver that throws leaves it waiting",
+                   "[faults][exception-safety][exactly-once]", COCHAN_ALL_KINDS(throwing_move)) {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = TestType::make(3);
         manual_scheduler sched;
@@ -177,7 +178,8 @@ TEMPLATE_TEST_CASE("fault: a grant to a waiting receiver that throws leaves it w
 }
 
 TEMPLATE_TEST_CASE("fault: co_await send completing at once is strong at every throwing move",
-                   "[faults]", COCHAN_BOUNDED_KINDS(throwing_move)) {
+                   "[faults][exception-safety][exactly-once]",
+                   COCHAN_BOUNDED_KINDS(throwing_move)) {
     const bool posted = GENERATE(false, true); // resume_on moves the value once more
     CAPTURE(posted);
     const int faults = for_every_fault([posted](int k) {
@@ -201,7 +203,8 @@ TEMPLATE_TEST_CASE("fault: co_await send completing at once is strong at every t
 // No ';' in test names: CTest would split them (catch_discover_tests).
 TEMPLATE_TEST_CASE("fault: a send admitted later gets its own exception, the freeing operation "
                    "is unaffected and the slot stays free",
-                   "[faults]", COCHAN_BOUNDED_KINDS(throwing_move)) {
+                   "[faults][exception-safety][exactly-once]",
+                   COCHAN_BOUNDED_KINDS(throwing_move)) {
     // What frees the slot the waiting send is admitted to.
     enum class freer { try_recv, recv, granted_recv };
     const freer how = GENERATE(freer::try_recv, freer::recv, freer::granted_recv);
@@ -284,7 +287,8 @@ TEMPLATE_TEST_CASE("fault: a send admitted later gets its own exception, the fre
 
 TEMPLATE_TEST_CASE("fault: an admitted send whose value goes to a waiting receiver and throws "
                    "fails alone and that receiver keeps waiting",
-                   "[faults]", COCHAN_BOUNDED_KINDS(throwing_move)) {
+                   "[faults][exception-safety][exactly-once]",
+                   COCHAN_BOUNDED_KINDS(throwing_move)) {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = TestType::make(1);
         manual_scheduler sched;
@@ -333,8 +337,8 @@ TEMPLATE_TEST_CASE("fault: an admitted send whose value goes to a waiting receiv
 
 // ---- receiving ---------------------------------------------------------------------------------
 
-TEMPLATE_TEST_CASE("fault: try_recv is strong at every throwing move", "[faults]",
-                   COCHAN_ALL_KINDS(throwing_move)) {
+TEMPLATE_TEST_CASE("fault: try_recv is strong at every throwing move",
+                   "[faults][exception-safety][exactly-once]", COCHAN_ALL_KINDS(throwing_move)) {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = TestType::make(3);
         REQUIRE(send_now(tx, 1));
@@ -358,7 +362,7 @@ TEMPLATE_TEST_CASE("fault: try_recv is strong at every throwing move", "[faults]
 
 TEMPLATE_TEST_CASE("fault: co_await recv completing at once hands the value back at every "
                    "throwing move",
-                   "[faults]", COCHAN_ALL_KINDS(throwing_move)) {
+                   "[faults][exception-safety][exactly-once]", COCHAN_ALL_KINDS(throwing_move)) {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = TestType::make(3);
         REQUIRE(send_now(tx, 1));
@@ -381,7 +385,8 @@ TEMPLATE_TEST_CASE("fault: co_await recv completing at once hands the value back
 
 TEMPLATE_TEST_CASE("fault: a blocking receive completing at once hands the value back at every "
                    "throwing move",
-                   "[faults][blocking]", COCHAN_ALL_KINDS(throwing_move)) {
+                   "[faults][blocking][exception-safety][exactly-once]",
+                   COCHAN_ALL_KINDS(throwing_move)) {
     // Its first step takes the value outside any operation state, with or without a token
     // that can stop: a move out that throws must put it back at the head.
     const bool with_token = GENERATE(false, true);
@@ -409,7 +414,8 @@ TEMPLATE_TEST_CASE("fault: a blocking receive completing at once hands the value
 }
 
 TEMPLATE_TEST_CASE("fault: a blocking send completing at once is strong at every throwing move",
-                   "[faults][blocking]", COCHAN_BOUNDED_KINDS(throwing_move)) {
+                   "[faults][blocking][exception-safety][exactly-once]",
+                   COCHAN_BOUNDED_KINDS(throwing_move)) {
     const bool with_token = GENERATE(false, true);
     CAPTURE(with_token);
     const int faults = for_every_fault([with_token](int k) {
@@ -436,7 +442,8 @@ TEMPLATE_TEST_CASE("fault: a blocking send completing at once is strong at every
 }
 
 TEMPLATE_TEST_CASE("fault: a granted co_await recv hands the value back at every throwing move",
-                   "[faults]", COCHAN_ALL_KINDS(throwing_move)) {
+                   "[faults][exception-safety][exactly-once][capacity]",
+                   COCHAN_ALL_KINDS(throwing_move)) {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = TestType::make(3);
         manual_scheduler sched;
@@ -465,7 +472,8 @@ TEMPLATE_TEST_CASE("fault: a granted co_await recv hands the value back at every
 
 TEMPLATE_TEST_CASE("fault: a destroyed granted receiver whose hand-back throws destroys only "
                    "that value",
-                   "[faults]", COCHAN_ALL_KINDS(throwing_move)) {
+                   "[faults][exception-safety][exactly-once][cancellation-hand-off]",
+                   COCHAN_ALL_KINDS(throwing_move)) {
     // With a second waiting receiver the value is granted on to it; without one, it goes back
     // to the head of the buffer.
     const bool second_waits = GENERATE(false, true);
@@ -519,7 +527,8 @@ int oneshot_left(cochan::oneshot_receiver<throwing_move>& rx) {
 
 } // namespace
 
-TEST_CASE("fault: oneshot send is strong at every throwing move", "[faults][oneshot]") {
+TEST_CASE("fault: oneshot send is strong at every throwing move",
+          "[faults][oneshot][exception-safety][exactly-once]") {
     const bool waits = GENERATE(false, true); // a receive waits for the value, or none does
     CAPTURE(waits);
     const int faults = for_every_fault([waits](int k) {
@@ -554,7 +563,8 @@ TEST_CASE("fault: oneshot send is strong at every throwing move", "[faults][ones
     WARN("faults injected: " << faults);
 }
 
-TEST_CASE("fault: oneshot try_recv is strong at every throwing move", "[faults][oneshot]") {
+TEST_CASE("fault: oneshot try_recv is strong at every throwing move",
+          "[faults][oneshot][exception-safety][exactly-once]") {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = cochan::oneshot<throwing_move>();
         REQUIRE(tx.send(throwing_move(1)));
@@ -575,7 +585,7 @@ TEST_CASE("fault: oneshot try_recv is strong at every throwing move", "[faults][
 
 TEST_CASE("fault: a oneshot co_await recv whose move throws gives the value back to the "
           "one-shot",
-          "[faults][oneshot]") {
+          "[faults][oneshot][exception-safety][exactly-once]") {
     const bool granted = GENERATE(false, true); // it waited and was granted, or took it at once
     CAPTURE(granted);
     const int faults = for_every_fault([granted](int k) {
@@ -604,7 +614,7 @@ TEST_CASE("fault: a oneshot co_await recv whose move throws gives the value back
 
 TEST_CASE("fault: a destroyed granted oneshot receive whose give-back throws destroys the value "
           "once",
-          "[faults][oneshot]") {
+          "[faults][oneshot][exception-safety][exactly-once][cancellation-hand-off]") {
     const int faults = for_every_fault([](int k) {
         auto [tx, rx] = cochan::oneshot<throwing_move>();
         manual_scheduler sched;
@@ -633,7 +643,7 @@ TEST_CASE("fault: a destroyed granted oneshot receive whose give-back throws des
 // slot was already released (a waiting sender may have taken it). clang elides the copy and
 // makes the two documented moves.
 TEST_CASE("bug: co_await recv loses the value when the move out of await_resume throws (g++)",
-          "[faults][regression]") {
+          "[faults][regression][exception-safety][exactly-once]") {
     throwing_move::reset();
     {
         auto [tx, rx] = cochan::spmc::bounded<throwing_move>(2);
@@ -725,7 +735,8 @@ template <class Tx, class Rx> void alloc_workload(Tx& tx, Rx& rx, alloc_run& run
 
 TEMPLATE_TEST_CASE("alloc: an unbounded send that cannot allocate a segment throws bad_alloc "
                    "and loses nothing",
-                   "[faults][alloc]", (spmc_unbounded<big>), (mpmc_unbounded<big>)) {
+                   "[faults][alloc][unbounded-send][errors-and-misuse][exactly-once]",
+                   (spmc_unbounded<big>), (mpmc_unbounded<big>)) {
     int faults = 0;
     for (long k = 0; k < 64; ++k) {
         CAPTURE(k);
@@ -771,7 +782,7 @@ TEMPLATE_TEST_CASE("alloc: an unbounded send that cannot allocate a segment thro
 
 TEMPLATE_TEST_CASE("alloc: making a channel that cannot allocate throws bad_alloc and leaks "
                    "nothing",
-                   "[faults][alloc]", COCHAN_ALL_KINDS(counted)) {
+                   "[faults][alloc][errors-and-misuse]", COCHAN_ALL_KINDS(counted)) {
     // The shared state, then (bounded) the ring: each allocation fails in turn. A leak shows in
     // LeakSanitizer's report when the test binary exits.
     int faults = 0;
@@ -799,7 +810,8 @@ TEMPLATE_TEST_CASE("alloc: making a channel that cannot allocate throws bad_allo
 }
 
 TEMPLATE_TEST_CASE("alloc: a hand-back that cannot allocate a segment destroys only that value",
-                   "[faults][alloc]", (spmc_unbounded<big>), (mpmc_unbounded<big>)) {
+                   "[faults][alloc][exactly-once][cancellation-hand-off]", (spmc_unbounded<big>),
+                   (mpmc_unbounded<big>)) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make();
@@ -827,7 +839,8 @@ TEMPLATE_TEST_CASE("alloc: a hand-back that cannot allocate a segment destroys o
     WARN("allocation faults injected: 1");
 }
 
-TEST_CASE("alloc: a oneshot allocates once in its whole life", "[faults][alloc][oneshot]") {
+TEST_CASE("alloc: a oneshot allocates once in its whole life",
+          "[faults][alloc][oneshot][errors-and-misuse]") {
     // The hook's budget counts this thread's allocations: armed with a large budget around each
     // step, what it consumed is what the step allocated. No Catch2 macro runs while it is armed.
     constexpr long budget = 1000;
@@ -881,7 +894,7 @@ TEST_CASE("alloc: a oneshot allocates once in its whole life", "[faults][alloc][
 // A poster that cannot post (its executor failed to allocate) used to throw out of a noexcept
 // notification and terminate the program, with the value granted to the waiting receiver.
 TEST_CASE("fault: a resume_on poster that throws resumes the coroutine inline instead",
-          "[faults]") {
+          "[faults][where-resumed]") {
     struct failing_poster {
         int* calls;
         void operator()(std::coroutine_handle<>) const {

@@ -50,7 +50,7 @@ task<cochan::recv_result<typename Rx::value_type>> receive_on(Rx& rx, manual_sch
 // ---- the value ----------------------------------------------------------------------------------
 
 TEST_CASE("oneshot: a value sent before the receive is received once, then disconnected",
-          "[oneshot]") {
+          "[oneshot][exactly-once]") {
     auto [tx, rx] = cochan::oneshot<int>();
     CHECK_FALSE(tx.is_closed());
     CHECK_FALSE(rx.is_closed());
@@ -71,7 +71,8 @@ TEST_CASE("oneshot: a value sent before the receive is received once, then disco
     CHECK(rx.blocking_recv().error() == cochan::recv_errc::disconnected);
 }
 
-TEST_CASE("oneshot: send resumes a waiting receive inline, before send returns", "[oneshot]") {
+TEST_CASE("oneshot: send resumes a waiting receive inline, before send returns",
+          "[oneshot][where-resumed]") {
     auto [tx, rx] = cochan::oneshot<int>();
     bool inside_send = false;
     bool resumed_inside_send = false;
@@ -98,7 +99,7 @@ TEST_CASE("oneshot: send resumes a waiting receive inline, before send returns",
 }
 
 TEST_CASE("oneshot: resume_on posts the granted receive once, and it resumes where posted",
-          "[oneshot][resumption]") {
+          "[oneshot][resumption][where-resumed][no-barging]") {
     auto [tx, rx] = cochan::oneshot<int>();
     manual_scheduler sched;
     auto waiting = receive_on(rx, sched);
@@ -116,7 +117,7 @@ TEST_CASE("oneshot: resume_on posts the granted receive once, and it resumes whe
 }
 
 TEST_CASE("oneshot: resume_on on a receive that completes at once does not post",
-          "[oneshot][resumption]") {
+          "[oneshot][resumption][where-resumed]") {
     auto [tx, rx] = cochan::oneshot<int>();
     REQUIRE(tx.send(6));
     manual_scheduler sched;
@@ -126,7 +127,8 @@ TEST_CASE("oneshot: resume_on on a receive that completes at once does not post"
     CHECK(*r.result() == 6);
 }
 
-TEST_CASE("oneshot: the value sent is moved, never copied, and destroyed once", "[oneshot]") {
+TEST_CASE("oneshot: the value sent is moved, never copied, and destroyed once",
+          "[oneshot][exactly-once]") {
     counted::reset();
     {
         auto [tx, rx] = cochan::oneshot<counted>();
@@ -175,7 +177,8 @@ TEST_CASE("oneshot: a second send fails full with its value back", "[oneshot]") 
 
 // ---- the sender goes ----------------------------------------------------------------------------
 
-TEST_CASE("oneshot: a sender gone without sending means disconnected", "[oneshot][close]") {
+TEST_CASE("oneshot: a sender gone without sending means disconnected",
+          "[oneshot][close][last-sender-gone]") {
     const bool by_close = GENERATE(false, true);
     CAPTURE(by_close);
     auto [tx, rx] = cochan::oneshot<int>();
@@ -201,7 +204,7 @@ TEST_CASE("oneshot: a sender gone without sending means disconnected", "[oneshot
 }
 
 TEST_CASE("oneshot: the sender's departure wakes a waiting receive with disconnected",
-          "[oneshot][close]") {
+          "[oneshot][close][last-sender-gone][where-resumed]") {
     const bool posted = GENERATE(false, true);
     const bool by_close = GENERATE(false, true);
     CAPTURE(posted, by_close);
@@ -223,7 +226,8 @@ TEST_CASE("oneshot: the sender's departure wakes a waiting receive with disconne
     CHECK(waiting.result().error() == cochan::recv_errc::disconnected);
 }
 
-TEST_CASE("oneshot: a value sent before the sender goes is still received", "[oneshot][close]") {
+TEST_CASE("oneshot: a value sent before the sender goes is still received",
+          "[oneshot][close][last-sender-gone]") {
     auto [tx, rx] = cochan::oneshot<int>();
     std::optional<sender> tx_slot(std::move(tx));
     REQUIRE(tx_slot->send(8));
@@ -238,7 +242,8 @@ TEST_CASE("oneshot: a value sent before the sender goes is still received", "[on
 
 // ---- the receiver goes --------------------------------------------------------------------------
 
-TEST_CASE("oneshot: a receiver gone makes send fail with its value back", "[oneshot][close]") {
+TEST_CASE("oneshot: a receiver gone makes send fail with its value back",
+          "[oneshot][close][last-receiver-gone]") {
     counted::reset();
     {
         auto [tx, rx] = cochan::oneshot<counted>();
@@ -256,7 +261,7 @@ TEST_CASE("oneshot: a receiver gone makes send fail with its value back", "[ones
 }
 
 TEST_CASE("oneshot: a value stored when the receiver goes is destroyed then, exactly once",
-          "[oneshot][close]") {
+          "[oneshot][close][last-receiver-gone][exactly-once]") {
     counted::reset();
     {
         auto [tx, rx] = cochan::oneshot<counted>();
@@ -274,7 +279,7 @@ TEST_CASE("oneshot: a value stored when the receiver goes is destroyed then, exa
 }
 
 TEST_CASE("oneshot: a receive waiting when its receiver is destroyed completes disconnected",
-          "[oneshot][close]") {
+          "[oneshot][close][last-receiver-gone]") {
     auto [tx, rx] = cochan::oneshot<int>();
     std::optional<receiver> rx_slot(std::move(rx));
     auto waiting = receive(*rx_slot);
@@ -290,7 +295,7 @@ TEST_CASE("oneshot: a receive waiting when its receiver is destroyed completes d
 // ---- cancellation -------------------------------------------------------------------------------
 
 TEST_CASE("oneshot: a stop request cancels a waiting receive, which leaves no trace",
-          "[oneshot][cancel]") {
+          "[oneshot][cancel][cancellation-hand-off][where-resumed]") {
     auto [tx, rx] = cochan::oneshot<int>();
     std::stop_source stop;
     auto waiting = receive(rx, stop.get_token());
@@ -308,7 +313,7 @@ TEST_CASE("oneshot: a stop request cancels a waiting receive, which leaves no tr
 }
 
 TEST_CASE("oneshot: a token already stopped cancels without taking the value",
-          "[oneshot][cancel]") {
+          "[oneshot][cancel][cancellation-hand-off]") {
     auto [tx, rx] = cochan::oneshot<int>();
     REQUIRE(tx.send(5));
     std::stop_source stop;
@@ -321,7 +326,7 @@ TEST_CASE("oneshot: a token already stopped cancels without taking the value",
 }
 
 TEST_CASE("oneshot: a stop request after the grant does not take the value away",
-          "[oneshot][cancel]") {
+          "[oneshot][cancel][cancellation-hand-off]") {
     auto [tx, rx] = cochan::oneshot<int>();
     manual_scheduler sched;
     std::stop_source stop;
@@ -341,7 +346,7 @@ TEST_CASE("oneshot: a stop request after the grant does not take the value away"
 // ---- a granted coroutine destroyed before it resumed --------------------------------------------
 
 TEST_CASE("oneshot: a granted receive destroyed before it resumed gives the value back",
-          "[oneshot][resumption]") {
+          "[oneshot][resumption][cancellation-hand-off][exactly-once]") {
     counted::reset();
     {
         auto [tx, rx] = cochan::oneshot<counted>();
@@ -364,7 +369,7 @@ TEST_CASE("oneshot: a granted receive destroyed before it resumed gives the valu
 }
 
 TEST_CASE("oneshot: a granted receive destroyed after its receiver destroys the value once",
-          "[oneshot][resumption]") {
+          "[oneshot][resumption][exactly-once]") {
     counted::reset();
     {
         auto [tx, rx] = cochan::oneshot<counted>();
@@ -386,7 +391,7 @@ TEST_CASE("oneshot: a granted receive destroyed after its receiver destroys the 
 // queued on the trampoline, not run) and then destroys the granted receiver's coroutine.
 TEST_CASE("oneshot: a granted receive destroyed while queued on the trampoline gives the value "
           "back and is never resumed",
-          "[oneshot][resumption]") {
+          "[oneshot][resumption][cancellation-hand-off][where-resumed]") {
     counted::reset();
     {
         auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
@@ -425,7 +430,8 @@ TEST_CASE("oneshot: try_recv is empty, then the value, then disconnected", "[one
     CHECK(rx.is_closed());
 }
 
-TEST_CASE("oneshot: try_recv does not take a value granted to a waiting receive", "[oneshot]") {
+TEST_CASE("oneshot: try_recv does not take a value granted to a waiting receive",
+          "[oneshot][no-barging]") {
     auto [tx, rx] = cochan::oneshot<int>();
     manual_scheduler sched;
     auto waiting = receive_on(rx, sched);
@@ -439,7 +445,7 @@ TEST_CASE("oneshot: try_recv does not take a value granted to a waiting receive"
 // ---- threads ------------------------------------------------------------------------------------
 
 TEST_CASE("oneshot: blocking_recv on another thread gets the value sent by this one",
-          "[oneshot][blocking]") {
+          "[oneshot][blocking][thread-safety]") {
     // Whether the send lands before or while the thread waits, it gets the value once.
     for (int round = 0; round < 200; ++round) {
         auto [tx, rx] = cochan::oneshot<int>();
@@ -456,7 +462,7 @@ TEST_CASE("oneshot: blocking_recv on another thread gets the value sent by this 
 
 TEST_CASE("oneshot: blocking_recv is woken by the sender's departure or a stop request on "
           "another thread",
-          "[oneshot][blocking]") {
+          "[oneshot][blocking][last-sender-gone][cancellation-hand-off]") {
     const bool by_stop = GENERATE(false, true);
     CAPTURE(by_stop);
     for (int round = 0; round < 50; ++round) {
@@ -543,7 +549,8 @@ detached request_replies(cochan::mpmc::unbounded_sender<request>& requests, thre
 
 } // namespace
 
-TEST_CASE("oneshot: request/reply across threads, 1,000 round trips", "[oneshot][threads]") {
+TEST_CASE("oneshot: request/reply across threads, 1,000 round trips",
+          "[oneshot][threads][thread-safety]") {
     // Declared first, so it outlives the server thread: the server's last reply may still be
     // inside the pool's post() when the client coroutine, already resumed, finishes.
     thread_pool pool(1);
@@ -592,7 +599,8 @@ TEST_CASE("oneshot: the endpoints are one pointer and move-only", "[oneshot]") {
     STATIC_REQUIRE(sizeof(cochan::detail::oneshot_core<std::array<char, 4096>>) >= 4096);
 }
 
-TEST_CASE("oneshot: move assignment disconnects the endpoint assigned over", "[oneshot]") {
+TEST_CASE("oneshot: move assignment disconnects the endpoint assigned over",
+          "[oneshot][last-sender-gone]") {
     auto [tx1, rx1] = cochan::oneshot<int>();
     auto [tx2, rx2] = cochan::oneshot<int>();
     auto waiting = receive(rx1);

@@ -18,7 +18,7 @@
 using namespace cochan_test;
 
 TEMPLATE_TEST_CASE("try_recv_many takes up to max values oldest first and leaves the rest",
-                   "[recv_many]", COCHAN_ALL_KINDS(int)) {
+                   "[recv_many][batches]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make(8);
     for (int i = 1; i <= 5; ++i) REQUIRE(push(tx, i));
     std::vector<int> out;
@@ -41,7 +41,7 @@ TEMPLATE_TEST_CASE("try_recv_many takes up to max values oldest first and leaves
 }
 
 TEST_CASE("recv_many frees each slot: waiting senders are admitted in FIFO order, into the batch",
-          "[recv_many][bounded][mpmc]") {
+          "[recv_many][bounded][mpmc][batches][fifo]") {
     auto [tx, rx] = cochan::mpmc::bounded<int>(2);
     REQUIRE(tx.try_send(1));
     REQUIRE(tx.try_send(2));
@@ -66,7 +66,7 @@ TEST_CASE("recv_many frees each slot: waiting senders are admitted in FIFO order
 }
 
 TEMPLATE_TEST_CASE("co_await recv_many waits for the first value, then takes what else arrived",
-                   "[recv_many]", COCHAN_ALL_KINDS(int)) {
+                   "[recv_many][batches]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make(8);
     manual_scheduler later;
     std::vector<int> out;
@@ -84,7 +84,8 @@ TEMPLATE_TEST_CASE("co_await recv_many waits for the first value, then takes wha
     CHECK(out == std::vector<int>{1, 2, 3});
 }
 
-TEMPLATE_TEST_CASE("co_await recv_many reports disconnected and cancelled like recv", "[recv_many]",
+TEMPLATE_TEST_CASE("co_await recv_many reports disconnected and cancelled like recv",
+                   "[recv_many][batches][cancellation-hand-off][last-sender-gone]",
                    COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     std::vector<int> out;
@@ -109,7 +110,8 @@ TEMPLATE_TEST_CASE("co_await recv_many reports disconnected and cancelled like r
 
 TEMPLATE_TEST_CASE("recv_many with a move that throws part-way keeps the rest in the channel, in "
                    "order",
-                   "[recv_many][faults]", COCHAN_ALL_KINDS(throwing_move)) {
+                   "[recv_many][faults][batches][exception-safety][exactly-once]",
+                   COCHAN_ALL_KINDS(throwing_move)) {
     throwing_move::reset();
     {
         auto [tx, rx] = TestType::make(8);
@@ -128,7 +130,7 @@ TEMPLATE_TEST_CASE("recv_many with a move that throws part-way keeps the rest in
     CHECK(throwing_move::live() == 0);
 }
 
-TEST_CASE("recv_many needs max >= 1", "[recv_many]") {
+TEST_CASE("recv_many needs max >= 1", "[recv_many][batches]") {
     // max == 0 is a precondition violation, checked in every build (see tests/death); here
     // only that max == 1 behaves as a single receive.
     auto [tx, rx] = cochan::spmc::unbounded<int>();

@@ -47,7 +47,7 @@ template <class Tx> task<bool> send(Tx& tx, int v) {
 // A receiver granted a value frees its slot when it takes the value, without the lock; before
 // it admitted the waiting sender, a try_send on another thread could take that slot.
 TEST_CASE("bug: try_send took a slot freed by a granted receiver ahead of a waiting send",
-          "[regression][bounded][mpmc]") {
+          "[regression][bounded][mpmc][no-barging]") {
     int barged = 0;
     constexpr int rounds = 2000;
     for (int round = 0; round < rounds; ++round) {
@@ -106,7 +106,7 @@ TEST_CASE("bug: try_send took a slot freed by a granted receiver ahead of a wait
 // which is allowed (the value is handed on: docs/contract.md, rule 8). The trampoline then
 // resumed the freed frame.
 TEST_CASE("bug: the trampoline resumed a granted receiver destroyed while queued",
-          "[regression][resumption]") {
+          "[regression][resumption][cancellation-hand-off][where-resumed]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::optional<task<std::optional<int>>> consumer;
@@ -130,7 +130,7 @@ TEST_CASE("bug: the trampoline resumed a granted receiver destroyed while queued
 }
 
 TEST_CASE("bug: the trampoline resumed a granted sender destroyed while queued",
-          "[regression][resumption][bounded]") {
+          "[regression][resumption][bounded][exactly-once][where-resumed]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(1));
@@ -158,7 +158,7 @@ TEST_CASE("bug: the trampoline resumed a granted sender destroyed while queued",
 // request_stop() from a coroutine running inside the trampoline queues the cancelled receive
 // instead of resuming it inside the call; destroying it then was the same use-after-free.
 TEST_CASE("bug: a receive cancelled from inside the trampoline and then destroyed was resumed",
-          "[regression][resumption]") {
+          "[regression][resumption][cancellation-hand-off][where-resumed]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::stop_source stop;
@@ -180,7 +180,7 @@ TEST_CASE("bug: a receive cancelled from inside the trampoline and then destroye
 }
 
 TEST_CASE("a receive cancelled from inside the trampoline resumes when the canceller suspends",
-          "[resumption]") {
+          "[resumption][cancellation-hand-off][where-resumed]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::stop_source stop;
@@ -203,7 +203,7 @@ TEST_CASE("a receive cancelled from inside the trampoline resumes when the cance
 // The last sender's disconnection completes every waiting receiver in one batch. The first one
 // notified ran inline and could destroy another waiter of the batch before it was notified.
 TEST_CASE("bug: a receiver woken by disconnection destroyed another waiter of the same batch",
-          "[regression][resumption]") {
+          "[regression][resumption][last-sender-gone][where-resumed]") {
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::optional<task<std::optional<int>>> second;
     bool first_saw_disconnect = false;
@@ -223,7 +223,7 @@ TEST_CASE("bug: a receiver woken by disconnection destroyed another waiter of th
 
 // `capacity * sizeof(T)` wrapped: (2^61 + 1) * 8 is 8 bytes, and try_send wrote past them.
 TEST_CASE("bug: a capacity whose size in bytes wraps allocated a tiny ring",
-          "[regression][bounded]") {
+          "[regression][bounded][errors-and-misuse]") {
     CHECK_THROWS_AS(cochan::mpmc::bounded<std::uint64_t>((std::size_t{1} << 61) + 1),
                     std::length_error);
     CHECK_THROWS_AS(cochan::spmc::bounded<std::uint64_t>((std::size_t{1} << 61) + 1),
@@ -239,7 +239,7 @@ TEST_CASE("bug: a capacity whose size in bytes wraps allocated a tiny ring",
 // A granted receive resumed through resume_on after every endpoint was destroyed released its
 // grant on the freed channel.
 TEST_CASE("bug: a granted receive resumed after every endpoint was gone used the freed channel",
-          "[regression][resumption][bounded]") {
+          "[regression][resumption][bounded][exactly-once][where-resumed]") {
     manual_scheduler later;
     counted::reset();
     task<std::optional<std::size_t>> consumer;
@@ -263,7 +263,7 @@ TEST_CASE("bug: a granted receive resumed after every endpoint was gone used the
 }
 
 TEST_CASE("bug: a granted send resumed after every endpoint was gone used the freed channel",
-          "[regression][resumption][bounded]") {
+          "[regression][resumption][bounded][where-resumed]") {
     manual_scheduler later;
     std::optional<task<bool>> producer;
     {
@@ -285,7 +285,7 @@ TEST_CASE("bug: a granted send resumed after every endpoint was gone used the fr
 // that coroutine suspends; if it destroyed every endpoint first, the granted receive released
 // its permit on a freed channel.
 TEST_CASE("bug: a granted receive queued on the trampoline outlived every endpoint",
-          "[regression][resumption][bounded]") {
+          "[regression][resumption][bounded][where-resumed]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
     std::optional<std::pair<cochan::mpmc::bounded_sender<int>, cochan::mpmc::bounded_receiver<int>>>
         ch;
@@ -306,7 +306,7 @@ TEST_CASE("bug: a granted receive queued on the trampoline outlived every endpoi
 // A stop callback may fire after the operation completed and every endpoint is gone, before
 // the coroutine resumed: the cancellation then touched a freed channel.
 TEST_CASE("bug: a stop request after every endpoint was gone reached the freed channel",
-          "[regression][resumption]") {
+          "[regression][resumption][cancellation-hand-off][where-resumed]") {
     manual_scheduler later;
     std::stop_source stop;
     task<std::optional<int>> consumer;

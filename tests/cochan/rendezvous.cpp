@@ -70,7 +70,8 @@ template <class Take> void throwing_take_keeps_the_sender_waiting(int moves, Tak
 
 } // namespace
 
-TEST_CASE("rendezvous: capacity 0, nothing buffered; bounded(0) still throws", "[rendezvous]") {
+TEST_CASE("rendezvous: capacity 0, nothing buffered; bounded(0) still throws",
+          "[rendezvous][errors-and-misuse]") {
     both_kinds([](auto ch) {
         auto& [tx, rx] = ch;
         CHECK(tx.capacity() == 0);
@@ -107,7 +108,7 @@ TEST_CASE("rendezvous: a send completes only once a receiver has the value", "[r
 }
 
 TEST_CASE("rendezvous: waiting senders are taken oldest first, also by recv_many",
-          "[rendezvous][mpmc]") {
+          "[rendezvous][mpmc][fifo][batches]") {
     auto [tx, rx] = cochan::mpmc::rendezvous<int>();
     auto tx2 = tx;
     auto tx3 = tx;
@@ -127,7 +128,7 @@ TEST_CASE("rendezvous: waiting senders are taken oldest first, also by recv_many
 }
 
 TEST_CASE("rendezvous: a waiting send cancelled by a stop request gets its value back",
-          "[rendezvous]") {
+          "[rendezvous][cancellation-hand-off]") {
     both_kinds([](auto ch) {
         auto& [tx, rx] = ch;
         std::stop_source stop;
@@ -142,7 +143,7 @@ TEST_CASE("rendezvous: a waiting send cancelled by a stop request gets its value
 
 TEST_CASE("rendezvous: a granted receiver destroyed before it resumed gives its value to the "
           "next receive",
-          "[rendezvous]") {
+          "[rendezvous][cancellation-hand-off][exactly-once]") {
     counted::reset();
     {
         auto [tx, rx] = cochan::mpmc::rendezvous<counted>();
@@ -164,7 +165,7 @@ TEST_CASE("rendezvous: a granted receiver destroyed before it resumed gives its 
 
 TEST_CASE("rendezvous: is_closed() is true once every sender is gone, while a value given back "
           "still waits",
-          "[rendezvous]") {
+          "[rendezvous][last-sender-gone]") {
     // As on a channel with cells: is_closed() says no value will arrive any more (the sender is
     // gone), not that nothing is left to receive; the value given back is still received.
     both_kinds([](auto ch) {
@@ -189,7 +190,7 @@ TEST_CASE("rendezvous: is_closed() is true once every sender is gone, while a va
 }
 
 TEST_CASE("rendezvous: a try_recv whose move throws leaves the value with its waiting sender",
-          "[rendezvous][exceptions]") {
+          "[rendezvous][exceptions][exception-safety][exactly-once]") {
     // The value moves once, from the waiting sender into the result (before, a throw in the
     // second move destroyed it and the sender was told it had sent).
     throwing_take_keeps_the_sender_waiting(4, [](auto& rx) {
@@ -200,7 +201,7 @@ TEST_CASE("rendezvous: a try_recv whose move throws leaves the value with its wa
 }
 
 TEST_CASE("rendezvous: a try_recv_many whose move throws leaves the value with its waiting sender",
-          "[rendezvous][recv_many][exceptions]") {
+          "[rendezvous][recv_many][exceptions][exception-safety][exactly-once][batches]") {
     // As try_recv: the value moves once, from the waiting sender into `out` (before, it moved
     // into a temporary, the sender was told it had sent, and a throw on the move into `out`
     // left the value handed back to the channel instead of with its sender).
@@ -216,7 +217,7 @@ TEST_CASE("rendezvous: a try_recv_many whose move throws leaves the value with i
 }
 
 TEST_CASE("rendezvous: disconnection wakes the other side; waiting senders get their values",
-          "[rendezvous]") {
+          "[rendezvous][last-sender-gone][last-receiver-gone]") {
     both_kinds([](auto ch) {
         auto& [tx, rx] = ch;
         auto sender = send(tx, 9);
@@ -233,7 +234,7 @@ TEST_CASE("rendezvous: disconnection wakes the other side; waiting senders get t
 }
 
 TEST_CASE("rendezvous: many threads send and receive, each value exactly once",
-          "[rendezvous][threads]") {
+          "[rendezvous][threads][exactly-once][thread-safety]") {
     auto [tx, rx] = cochan::mpmc::rendezvous<std::uint64_t>();
     constexpr int producers = 4;
     constexpr int consumers = 4;

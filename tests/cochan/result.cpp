@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-TEST_CASE("recv_result holds a value or an error", "[result]") {
+TEST_CASE("recv_result holds a value or an error", "[result][errors-and-misuse]") {
     cochan::recv_result<std::string> ok(std::in_place, "job");
     REQUIRE(ok.has_value());
     REQUIRE(static_cast<bool>(ok));
@@ -29,7 +29,7 @@ TEST_CASE("recv_result holds a value or an error", "[result]") {
     CHECK(moved == "job");
 }
 
-TEST_CASE("send_result hands a move-only value back", "[result]") {
+TEST_CASE("send_result hands a move-only value back", "[result][errors-and-misuse]") {
     cochan::send_result<std::unique_ptr<int>> ok(std::in_place);
     CHECK(ok.has_value());
     CHECK_NOTHROW(ok.value());

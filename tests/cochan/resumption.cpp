@@ -78,7 +78,7 @@ task<> stage(cochan::spmc::unbounded_receiver<int> in, cochan::spmc::unbounded_s
 
 } // namespace
 
-TEST_CASE("a million ping-pong hand-offs run in constant stack", "[resumption]") {
+TEST_CASE("a million ping-pong hand-offs run in constant stack", "[resumption][where-resumed]") {
     auto [atx, arx] = cochan::spmc::bounded<int>(1);
     auto [btx, brx] = cochan::spmc::bounded<int>(1);
     stack_probe probe;
@@ -94,7 +94,7 @@ TEST_CASE("a million ping-pong hand-offs run in constant stack", "[resumption]")
 }
 
 TEST_CASE("a value through a long pipeline of waiting stages runs in constant stack",
-          "[resumption]") {
+          "[resumption][where-resumed]") {
     // Each stage waits on its input; one send wakes stage 0, whose send wakes stage 1, and so
     // on. Resuming each nested inside the previous would need stack proportional to the
     // pipeline's length; the trampoline resumes them one after another.
@@ -118,7 +118,8 @@ TEST_CASE("a value through a long pipeline of waiting stages runs in constant st
     for (auto& t : tasks) CHECK(t.done());
 }
 
-TEST_CASE("resume_on resumes through the given invocable, not inline", "[resumption]") {
+TEST_CASE("resume_on resumes through the given invocable, not inline",
+          "[resumption][where-resumed]") {
     auto [tx, rx] = cochan::spmc::bounded<int>(4);
     manual_scheduler sched;
     std::thread::id resumed_on;
@@ -138,7 +139,8 @@ TEST_CASE("resume_on resumes through the given invocable, not inline", "[resumpt
     CHECK(resumed_on != std::this_thread::get_id());
 }
 
-TEST_CASE("by default a woken receiver resumes inline on the completing thread", "[resumption]") {
+TEST_CASE("by default a woken receiver resumes inline on the completing thread",
+          "[resumption][where-resumed]") {
     auto channel = cochan::spmc::bounded<int>(4);
     auto& tx = channel.first; // not a structured binding: clang 14 lambdas cannot capture those
     auto& rx = channel.second;
@@ -158,7 +160,8 @@ TEST_CASE("by default a woken receiver resumes inline on the completing thread",
     CHECK(resumed_on == sender_id);
 }
 
-TEST_CASE("a resumed receiver may at once use or destroy the channel", "[resumption]") {
+TEST_CASE("a resumed receiver may at once use or destroy the channel",
+          "[resumption][no-user-code-under-lock][where-resumed]") {
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     std::optional<cochan::mpmc::bounded_receiver<int>> owned(std::move(rx));
     std::vector<int> seen;
@@ -182,7 +185,8 @@ TEST_CASE("a resumed receiver may at once use or destroy the channel", "[resumpt
     CHECK(r.error().reason == cochan::send_errc::disconnected);
 }
 
-TEST_CASE("a resumed sender may at once send again", "[resumption]") {
+TEST_CASE("a resumed sender may at once send again",
+          "[resumption][no-user-code-under-lock][where-resumed]") {
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
     REQUIRE(tx.try_send(0));
     auto t = [](auto& tx) -> task<> {

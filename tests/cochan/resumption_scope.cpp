@@ -46,7 +46,7 @@ task<> produce(cochan::spmc::bounded_sender<int> tx, int n, trace& t) {
 } // namespace
 
 TEST_CASE("outside a scope the producer switches to the consumer on every value",
-          "[resumption][scope]") {
+          "[resumption][scope][where-resumed]") {
     auto [tx, rx] = cochan::spmc::bounded<int>(4);
     trace t;
     auto c = consume(std::move(rx), t);
@@ -60,7 +60,7 @@ TEST_CASE("outside a scope the producer switches to the consumer on every value"
 
 TEST_CASE("inside a scope the producer fills the buffer before the consumer runs, and the "
           "consumer drains it without waiting",
-          "[resumption][scope]") {
+          "[resumption][scope][where-resumed]") {
     auto [tx, rx] = cochan::spmc::bounded<int>(4);
     trace t;
     auto c = consume(std::move(rx), t); // waits for the first value
@@ -82,7 +82,7 @@ TEST_CASE("inside a scope the producer fills the buffer before the consumer runs
 }
 
 TEST_CASE("a scheduler that resumes tasks inside scopes delivers every value exactly once",
-          "[resumption][scope]") {
+          "[resumption][scope][where-resumed][exactly-once]") {
     auto [tx, rx] = cochan::mpmc::bounded<int>(8);
     single_thread_scheduler loop(true);
     std::vector<int> got;

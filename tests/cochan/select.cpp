@@ -112,7 +112,7 @@ TEST_CASE("a select that finds values takes the lowest index without suspending"
 
 TEST_CASE("a waiting select takes exactly one value; the losing branch's channel keeps its next "
           "value for its own receivers",
-          "[select]") {
+          "[select][exactly-once]") {
     auto [tx0, rx0] = cochan::mpmc::unbounded<int>();
     auto [tx1, rx1] = cochan::mpmc::unbounded<int>();
     manual_scheduler sched;
@@ -136,7 +136,7 @@ TEST_CASE("a waiting select takes exactly one value; the losing branch's channel
     CHECK(rx1.try_recv().error() == cochan::recv_errc::empty);
 }
 
-TEST_CASE("a waiting select holds its place in each channel's FIFO", "[select]") {
+TEST_CASE("a waiting select holds its place in each channel's FIFO", "[select][fifo]") {
     auto [tx0, rx0] = cochan::spmc::unbounded<int>();
     auto [tx1, rx1] = cochan::spmc::unbounded<int>();
     auto recv = [](auto& rx) -> task<int> { co_return *co_await rx.recv(); };
@@ -157,7 +157,7 @@ TEST_CASE("a waiting select holds its place in each channel's FIFO", "[select]")
 
 TEST_CASE("select skips a channel that disconnects while it waits, and is disconnected when "
           "every channel is",
-          "[select]") {
+          "[select][last-sender-gone]") {
     auto [tx0, rx0] = cochan::spmc::unbounded<int>();
     auto [tx1, rx1] = cochan::mpmc::bounded<int>(1);
     auto [tx2, rx2] = cochan::spmc::bounded<int>(1);
@@ -179,7 +179,8 @@ TEST_CASE("select skips a channel that disconnects while it waits, and is discon
     CHECK(v.result() == std::pair(-1, disconnected));
 }
 
-TEST_CASE("select sees a receiver-side close as the end of that branch", "[select][close]") {
+TEST_CASE("select sees a receiver-side close as the end of that branch",
+          "[select][close][receiver-close]") {
     auto [tx0, rx0] = cochan::mpmc::bounded<int>(2);
     auto [tx1, rx1] = cochan::mpmc::bounded<int>(2);
     auto t = select_once(rx0, rx1);
@@ -192,7 +193,7 @@ TEST_CASE("select sees a receiver-side close as the end of that branch", "[selec
 
 TEST_CASE("a stop request cancels a waiting select, and values sent afterwards stay in their "
           "channels",
-          "[select][cancel]") {
+          "[select][cancel][cancellation-hand-off]") {
     auto [tx0, rx0] = cochan::mpmc::bounded<int>(2);
     auto [tx1, rx1] = cochan::spmc::unbounded<int>();
     std::stop_source stop;
@@ -227,7 +228,8 @@ TEST_CASE("a stop request cancels a waiting select, and values sent afterwards s
     }
 }
 
-TEST_CASE("a stop request from another thread cancels a waiting select", "[select][cancel]") {
+TEST_CASE("a stop request from another thread cancels a waiting select",
+          "[select][cancel][cancellation-hand-off]") {
     auto [tx0, rx0] = cochan::mpmc::unbounded<int>();
     auto [tx1, rx1] = cochan::mpmc::unbounded<int>();
     std::stop_source stop;
@@ -245,7 +247,8 @@ TEST_CASE("a stop request from another thread cancels a waiting select", "[selec
     CHECK(*rx0.try_recv() == 1);
 }
 
-TEST_CASE("destroying a waiting select's coroutine unlinks every branch", "[select]") {
+TEST_CASE("destroying a waiting select's coroutine unlinks every branch",
+          "[select][cancellation-hand-off]") {
     auto [tx0, rx0] = cochan::spmc::bounded<int>(1);
     auto [tx1, rx1] = cochan::spmc::unbounded<int>();
     auto t = select_once(rx0, rx1);
@@ -258,7 +261,7 @@ TEST_CASE("destroying a waiting select's coroutine unlinks every branch", "[sele
 }
 
 TEST_CASE("a select destroyed after it won a value gives the value back to that channel",
-          "[select]") {
+          "[select][cancellation-hand-off][capacity]") {
     auto [tx0, rx0] = cochan::mpmc::bounded<int>(1);
     auto [tx1, rx1] = cochan::mpmc::bounded<int>(1);
     manual_scheduler sched;
@@ -274,7 +277,8 @@ TEST_CASE("a select destroyed after it won a value gives the value back to that 
     CHECK(rx0.try_recv().error() == cochan::recv_errc::empty);
 }
 
-TEST_CASE("select resumes through resume_on's poster, not inline", "[select][resume]") {
+TEST_CASE("select resumes through resume_on's poster, not inline",
+          "[select][resume][where-resumed]") {
     auto [tx0, rx0] = cochan::spmc::unbounded<int>();
     auto [tx1, rx1] = cochan::spmc::unbounded<int>();
     manual_scheduler sched;
@@ -322,7 +326,7 @@ TEST_CASE("select over rendezvous channels takes from a waiting sender and is ta
 
 TEST_CASE("a throwing move into a waiting select reaches the sender; the select waits on and "
           "gets the next value",
-          "[select][exceptions]") {
+          "[select][exceptions][exception-safety][exactly-once]") {
     throwing_move::reset();
     {
         auto [tx0, rx0] = cochan::spmc::unbounded<throwing_move>();
@@ -395,7 +399,7 @@ int value_of(const cochan::recv_result<std::variant<throwing_move, int>>& r) {
 } // namespace
 
 TEST_CASE("try_select of a move that throws leaves the value in its channel",
-          "[select][exceptions]") {
+          "[select][exceptions][exception-safety][exactly-once]") {
     for (bool rendezvous : {false, true}) {
         no_move_loses_the_value(rendezvous, [](const auto& rx0, const auto& rx1) {
             return value_of(cochan::try_select(rx0, rx1));
@@ -405,7 +409,7 @@ TEST_CASE("try_select of a move that throws leaves the value in its channel",
 
 TEST_CASE("a select that finds a value at once, whose move throws, leaves the value in its "
           "channel",
-          "[select][exceptions]") {
+          "[select][exceptions][exception-safety][exactly-once]") {
     for (bool rendezvous : {false, true}) {
         no_move_loses_the_value(rendezvous, [](const auto& rx0, const auto& rx1) {
             auto t = [](const auto& a, const auto& b) -> task<int> {
@@ -445,7 +449,7 @@ class stop_box {
 
 TEST_CASE("select loses no value across threads, stop requests and disconnection "
           "(count and checksum over 10^6 values, 4 channels)",
-          "[select][threads]") {
+          "[select][threads][exactly-once][thread-safety][cancellation-hand-off]") {
     constexpr std::uint64_t per_channel = 250'000;
     constexpr int consumers = 3;
     // Named pairs, not structured bindings: clang 14 cannot capture those in a lambda.

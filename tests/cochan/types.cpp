@@ -17,7 +17,7 @@
 
 using namespace cochan_test;
 
-TEMPLATE_TEST_CASE("move-only values travel through every operation", "[types]",
+TEMPLATE_TEST_CASE("move-only values travel through every operation", "[types][exactly-once]",
                    COCHAN_ALL_KINDS(std::unique_ptr<int>)) {
     auto [tx, rx] = TestType::make();
     REQUIRE(push(tx, std::make_unique<int>(1)));
@@ -55,7 +55,7 @@ struct not_assignable {
 } // namespace
 
 TEMPLATE_TEST_CASE("values that cannot be assigned travel through the blocking calls too",
-                   "[types][blocking]", (cochan_test::spmc_bounded<not_assignable>),
+                   "[types][blocking][deadlines]", (cochan_test::spmc_bounded<not_assignable>),
                    (cochan_test::mpmc_bounded<not_assignable>)) {
     // Compiles only if no path of the blocking calls (their first step, the operation state,
     // the deadline forms) assigns a value; each call below completes at once.
@@ -81,8 +81,8 @@ TEMPLATE_TEST_CASE("values that cannot be assigned travel through the blocking c
     CHECK(rx.blocking_recv().error() == cochan::recv_errc::disconnected);
 }
 
-TEMPLATE_TEST_CASE("counted values: nothing leaks and nothing is destroyed twice", "[types]",
-                   COCHAN_ALL_KINDS(counted)) {
+TEMPLATE_TEST_CASE("counted values: nothing leaks and nothing is destroyed twice",
+                   "[types][exactly-once][cancellation-hand-off]", COCHAN_ALL_KINDS(counted)) {
     counted::reset();
     {
         auto [tx, rx] = TestType::make(8);
@@ -115,8 +115,8 @@ TEMPLATE_TEST_CASE("counted values: nothing leaks and nothing is destroyed twice
     CHECK(counted::destroyed == counted::constructed);
 }
 
-TEMPLATE_TEST_CASE("a throwing move leaves the channel valid and loses no other value", "[types]",
-                   COCHAN_ALL_KINDS(throwing_move)) {
+TEMPLATE_TEST_CASE("a throwing move leaves the channel valid and loses no other value",
+                   "[types][exception-safety][exactly-once]", COCHAN_ALL_KINDS(throwing_move)) {
     throwing_move::reset();
     {
         auto [tx, rx] = TestType::make(4);
@@ -159,7 +159,8 @@ TEMPLATE_TEST_CASE("a throwing move leaves the channel valid and loses no other 
     CHECK(throwing_move::live() == 0);
 }
 
-TEST_CASE("a throwing move while admitting a waiting sender reaches that sender only", "[types]") {
+TEST_CASE("a throwing move while admitting a waiting sender reaches that sender only",
+          "[types][exception-safety]") {
     throwing_move::reset();
     {
         auto [tx, rx] = cochan::spmc::bounded<throwing_move>(1);
