@@ -163,7 +163,7 @@ template <channel_value T> class oneshot_receiver {
     /// (the next receive gets it). Destroying the coroutine after the value was granted but
     /// before it resumed gives the value back the same way (or destroys it, once, if the
     /// receiver is gone).
-    detail::recv_awaitable<core, detail::resume_inline, detail::no_stop_token> recv() {
+    detail::recv_awaitable<core, detail::resume_default, detail::no_stop_token> recv() {
         return {get(), {}};
     }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cochan/detail/trampoline.hpp>
+#include <cochan/scheduler.hpp>
 
 #include <coroutine>
 
@@ -36,12 +37,19 @@ namespace cochan {
 class resumption_scope {
   public:
     resumption_scope() noexcept = default;
+    /// A scope that also hands to `s` (its `schedule(handle)`) every coroutine woken on this
+    /// thread with the default resumption whose promise names no scheduler of its own
+    /// (cochan/scheduler.hpp), instead of queueing it here: what a thread pool's worker opens
+    /// around each task so that the coroutines a task wakes can run on its other workers.
+    /// `cochan::thread_pool` does it. Nested, the innermost scope with a scheduler decides.
+    explicit resumption_scope(scheduler_ref s) noexcept : scheduling_(s) {}
     resumption_scope(const resumption_scope&) = delete;
     resumption_scope& operator=(const resumption_scope&) = delete;
     /// Resumes the coroutines woken inside the scope (if it is the outermost), in order.
     ~resumption_scope() = default;
 
   private:
+    detail::trampoline::scheduling scheduling_{scheduler_ref{}}; // outlives the deferral's drain
     detail::trampoline::deferral deferral_;
 };
 
@@ -50,6 +58,12 @@ class resumption_scope {
 /// turn) has run until it suspended or finished.
 inline void resume_in_scope(std::coroutine_handle<> h) {
     resumption_scope scope;
+    h.resume();
+}
+
+/// As resume_in_scope(h), in a scope with scheduler `s`.
+inline void resume_in_scope(std::coroutine_handle<> h, scheduler_ref s) {
+    resumption_scope scope(s);
     h.resume();
 }
 

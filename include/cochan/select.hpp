@@ -107,7 +107,8 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
 
     /// Links the branches. true: suspended; another thread may resume (and destroy) this
     /// coroutine at once, so nothing here touches *this after the claim's `suspend()`.
-    bool await_suspend(std::coroutine_handle<> h) {
+    template <class Promise> bool await_suspend(std::coroutine_handle<Promise> h) {
+        resume_.adopt(h);
         node_.handle_ = h;
         std::apply([this](const auto*... rx) { link_all(make_op_source(*rx).queue...); }, rx_);
         if constexpr (stoppable) {
@@ -224,7 +225,7 @@ Result try_all(const std::tuple<const basic_receiver<Queues>*...>& rx, bool ende
 }
 
 template <class Token, class... Rx>
-using select_awaitable_for = select_awaitable<resume_inline, Token, receiver_queue_t<Rx>...>;
+using select_awaitable_for = select_awaitable<resume_default, Token, receiver_queue_t<Rx>...>;
 
 template <class... Rx>
 using select_result_for = recv_result<std::variant<typename Rx::value_type...>>;

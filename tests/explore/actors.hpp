@@ -82,8 +82,11 @@ class actor_task {
         final_awaiter final_suspend() const noexcept { return {}; }
         void return_void() const noexcept {}
         void unhandled_exception() noexcept { error = std::current_exception(); }
+        /// The explorer's queue for an actor scripted `scheduled(...)`, else none (run_state.hpp).
+        cochan::scheduler_ref cochan_scheduler() const noexcept;
 
         std::exception_ptr error;
+        bool scheduled = false; // set by the builder before the actor starts
     };
 
     explicit actor_task(std::coroutine_handle<promise_type> h) noexcept : handle(h) {}
@@ -253,6 +256,8 @@ class actor_table {
         void operator()(std::coroutine_handle<> h) const { actors->post(h); }
     };
     poster executor() noexcept { return poster{this}; }
+    /// The same queue as a scheduler (`scheduler_ref`): for actors whose promise names it.
+    void schedule(std::coroutine_handle<> h) { post(h); }
 
     struct yield_awaiter {
         actor_table* actors;
@@ -694,7 +699,8 @@ template <class Op> struct tracked {
         self->stopped_before_link = false;
         return true;
     }
-    bool await_suspend(std::coroutine_handle<> h) {
+    // Typed: the operation reads the actor's promise (a scheduler it may name).
+    template <class Promise> bool await_suspend(std::coroutine_handle<Promise> h) {
         actor_table* t = actors;
         actor_info* a = self;
         const std::uint64_t serial = t->begin_linking(*a, waiter_of(*op));

@@ -132,6 +132,12 @@ channel_endpoints<Kind> open_channel(run_state& run, int ch, std::size_t capacit
 
 /// Sets up one run of `spec` on channels of kinds `Kind0` and (if there is a channel 1) `Kind1`
 /// (support/channels.hpp).
+/// `t`, whose promise names the explorer's queue as its scheduler if `scheduled`.
+inline actor_task scheduled_if(bool scheduled, actor_task t) {
+    t.handle.promise().scheduled = scheduled;
+    return t;
+}
+
 template <class Kind0, class Kind1> void build(run_state& run, const scenario_spec& spec) {
     const bool two = spec.two_channels();
     std::array<std::size_t, 2> n_tx{};
@@ -185,8 +191,10 @@ template <class Kind0, class Kind1> void build(run_state& run, const scenario_sp
         a.channel = script.channel;
         a.wait_mask = 1U << a.channel;
         gate* g = make_gate(script.gate, a);
-        on(script.channel,
-           [&](auto& e) { run.actors.start(a, produce(run, a, e.take_sender(), script, g)); });
+        on(script.channel, [&](auto& e) {
+            run.actors.start(
+                a, scheduled_if(script.via_scheduler, produce(run, a, e.take_sender(), script, g)));
+        });
     }
     for (std::size_t i = 0; i < spec.consumers.size(); ++i) {
         const auto& script = spec.consumers[i];
@@ -204,8 +212,10 @@ template <class Kind0, class Kind1> void build(run_state& run, const scenario_sp
         a.channel = script.channel;
         a.wait_mask = 1U << a.channel;
         gate* g = make_gate(script.gate, a);
-        on(script.channel,
-           [&](auto& e) { run.actors.start(a, consume(run, a, e.take_receiver(), script, g)); });
+        on(script.channel, [&](auto& e) {
+            run.actors.start(a, scheduled_if(script.via_scheduler,
+                                             consume(run, a, e.take_receiver(), script, g)));
+        });
     }
 
     run_state* r = &run;

@@ -176,6 +176,11 @@ inline void* actor_task::promise_type::operator new(std::size_t n) {
     return p;
 }
 
+inline cochan::scheduler_ref actor_task::promise_type::cochan_scheduler() const noexcept {
+    if (!scheduled || g_run == nullptr) return {};
+    return g_run->actors;
+}
+
 inline void actor_task::promise_type::final_awaiter::await_suspend(
     std::coroutine_handle<promise_type> h) const noexcept {
     if (g_run != nullptr) {

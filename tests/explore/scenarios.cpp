@@ -56,6 +56,27 @@ std::vector<scenario> cochan_explore::all_scenarios() {
             .consumers = {consumer()},
             .stops = {0},
         }),
+        // Woken through the scheduler each actor's promise names (no resume_on): a resumption
+        // the completer hands on without taking the queue reference, a grant lost or doubled.
+        make_scenario<spmc_bounded>({
+            .name = "spmc_b1_scheduled",
+            .what = "promise-named schedulers: a sender and two receivers, one stopped at any "
+                    "step",
+            .capacity = 1,
+            .producers = {scheduled(closing_at_end(producer(3)))},
+            .consumers = {scheduled(with_token(consumer())), scheduled(consumer())},
+            .stops = {1},
+        }),
+        // The same on a rendezvous MPMC channel, two senders: an admitted send resumed twice.
+        make_scenario<mpmc_rendezvous>({
+            .name = "mpmc_r_scheduled",
+            .what = "promise-named schedulers on a rendezvous: two senders, one stopped, one "
+                    "receiver",
+            .capacity = 0,
+            .producers = {scheduled(with_token(producer(2))), scheduled(producer(1))},
+            .consumers = {scheduled(consumer())},
+            .stops = {0},
+        }),
         // try_send/try_recv beside waiting operations: barging past a waiter, a missed wake-up.
         make_scenario<spmc_bounded>({
             .name = "spmc_b2_try",

@@ -88,6 +88,7 @@ struct producer_script {
     int close_after = -1;       // close() after this many values, then send once more (must fail)
     bool close_at_end = false;  // close() before finishing (else the endpoint is just dropped)
     bool inline_resume = false; // sends resume inline (default resumption), not via resume_on
+    bool via_scheduler = false; // no resume_on: the actor's promise names the explorer's queue
     bool gate = false;          // wait at a gate first, until the "kick" event (inline)
     int channel = 0;            // the channel it sends on (0, or 1 in a two-channel scenario)
 };
@@ -97,6 +98,7 @@ struct consumer_script {
     bool token = false;         // receives carry the actor's stop token until one is cancelled
     int leave_after = -1;       // drop the receiver after this many values (-1: until disconnected)
     bool inline_resume = false; // receives resume inline (default resumption)
+    bool via_scheduler = false; // no resume_on: the actor's promise names the explorer's queue
     bool gate = false;          // wait at a gate first, until the "kick" event (inline)
     int destroy_on_disconnect = -1; // on `disconnected`, destroy this actor if it is suspended
     int channel = 0;                // the channel it receives from
@@ -148,6 +150,16 @@ inline producer_script resuming_inline(producer_script p) {
 }
 inline consumer_script resuming_inline(consumer_script c) {
     c.inline_resume = true;
+    return c;
+}
+// Default resumption through a scheduler the actor's promise names (cochan/scheduler.hpp): woken,
+// it is handed to the explorer's queue, as with resume_on, by a different path.
+inline producer_script scheduled(producer_script p) {
+    p.via_scheduler = true;
+    return p;
+}
+inline consumer_script scheduled(consumer_script c) {
+    c.via_scheduler = true;
     return c;
 }
 // Waits at a gate first: the "kick" event wakes it inline, so it runs inside the trampoline.
@@ -240,7 +252,7 @@ actor_task produce(run_state& run, actor_info& self, held<Tx> tx, producer_scrip
                     if (self.use_token) token = self.stop.get_token();
                     run.actors.begin_op(self, "send", id, false);
                     const bool stopped_before = token.stop_requested();
-                    if (script.inline_resume) {
+                    if (script.inline_resume || script.via_scheduler) {
                         auto op = tx->send(std::move(*v), token);
                         r.emplace(co_await run.actors.track(self, op));
                     } else {
@@ -333,7 +345,7 @@ actor_task consume(run_state& run, actor_info& self, held<Rx> rx, consumer_scrip
         run.actors.begin_op(self, "recv", -1, true);
         const bool stopped_before = token.stop_requested();
         std::optional<cochan::recv_result<payload>> r;
-        if (script.inline_resume) {
+        if (script.inline_resume || script.via_scheduler) {
             auto op = rx->recv(token);
             r.emplace(co_await run.actors.track(self, op));
         } else {

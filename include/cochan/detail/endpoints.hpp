@@ -135,10 +135,10 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// are served in FIFO order; a freed slot is granted to the oldest, never taken by a later
     /// `try_send`. Exception safety: if moving `v` into the channel throws, the exception
     /// propagates from the `co_await` and the channel is unchanged.
-    send_awaitable<Queue, resume_inline, no_stop_token> send(value_type v) requires bounded_spmc {
+    send_awaitable<Queue, resume_default, no_stop_token> send(value_type v) requires bounded_spmc {
         return make_send(std::move(v), no_stop_token{});
     }
-    send_awaitable<Queue, resume_inline, no_stop_token>
+    send_awaitable<Queue, resume_default, no_stop_token>
     send(value_type v) const requires bounded_mpmc {
         return make_send(std::move(v), no_stop_token{});
     }
@@ -278,7 +278,7 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     Queue* queue() const noexcept { return check()->queue_; }
 
     template <class Token>
-    send_awaitable<Queue, resume_inline, Token> make_send(value_type&& v, Token token) const {
+    send_awaitable<Queue, resume_default, Token> make_send(value_type&& v, Token token) const {
         return {queue(), this->closed_, std::move(v), std::move(token)};
     }
 
@@ -382,7 +382,7 @@ template <class Queue> class basic_receiver {
     /// `try_recv` can take it. Returns `disconnected` once every sender is gone and the buffer
     /// is drained. Exception safety: if moving the value throws, the exception propagates from
     /// the `co_await` and the value goes back to the head of the channel (when there is room).
-    recv_awaitable<Queue, resume_inline, no_stop_token> recv() const { return {queue(), {}}; }
+    recv_awaitable<Queue, resume_default, no_stop_token> recv() const { return {queue(), {}}; }
 
     /// As `recv()`, and a stop request on `token` while waiting completes it with `cancelled`,
     /// unless it was already granted a value (then it completes with the value). A token
@@ -432,8 +432,8 @@ template <class Queue> class basic_receiver {
     /// Exception safety: if `push_back` or `T`'s move throws, the values appended so far stay
     /// in `out`, the rest stay in the channel in order, and the exception propagates.
     template <pushes<value_type> Out>
-    recv_many_awaitable<Queue, Out, resume_inline, no_stop_token> recv_many(Out& out,
-                                                                            std::size_t max) const {
+    recv_many_awaitable<Queue, Out, resume_default, no_stop_token>
+    recv_many(Out& out, std::size_t max) const {
         return {queue(), out, max, {}};
     }
     /// As `recv_many(out, max)`; a stop request while it waits completes it with `cancelled`

@@ -8,6 +8,7 @@
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/result.hpp>
+#include <cochan/scheduler.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -24,13 +25,41 @@
 
 namespace cochan::detail {
 
-/// Default resumption: on the thread that completes the operation, after the lock is released,
-/// through the per-thread trampoline (constant stack over chains of hand-offs). A resumption
-/// the trampoline queues (it runs later, when this thread's outermost resumption returns)
-/// takes the operation's queue reference first; one it runs at once does not need it.
-struct resume_inline {
+/// Default resumption (docs/contract.md, rule 13), decided when the operation is woken, after
+/// the lock is released:
+/// - the awaiting coroutine's promise names a scheduler (`scheduling_promise`, read by
+///   `adopt()` when the coroutine suspends): the coroutine is handed to it;
+/// - else the waking thread is inside a scope with a scheduler (a `cochan::thread_pool` worker
+///   running a task, `resumption_scope(scheduler)`): handed to that one;
+/// - else on the waking thread, through its trampoline (constant stack over chains of
+///   hand-offs). A resumption the trampoline queues (it runs later, when this thread's
+///   outermost resumption returns) takes the operation's queue reference first; one it runs at
+///   once does not need it.
+/// A scheduler whose `schedule` throws leaves the coroutine to the trampoline (nothing lost).
+struct resume_default {
+    scheduler_ref scheduler_; // the promise's, set by adopt(); read by the waking thread, which
+                              // the operation's completion (under the queue's lock) orders after
+
+    template <class Promise> void adopt(std::coroutine_handle<Promise> h) noexcept {
+        if constexpr (scheduling_promise<Promise>) {
+            scheduler_ = h.promise().cochan_scheduler();
+        } else {
+            (void)h;
+        }
+    }
+
     template <class State> void operator()(waiter_base* w, State& state) noexcept {
-        trampoline::resume(w, [&state]() noexcept { state.keep_queue(); });
+        scheduler_ref s = scheduler_ ? scheduler_ : trampoline::scope_scheduler();
+        if (!s) {
+            trampoline::resume(w, [&state]() noexcept { state.keep_queue(); });
+            return;
+        }
+        state.keep_queue(); // resumed later, by the scheduler
+        try {
+            s.schedule(std::coroutine_handle<>(w->handle_));
+        } catch (...) {
+            trampoline::resume(w);
+        }
     }
 };
 
@@ -61,6 +90,8 @@ bool start_with(State& st, waiter_base::notify_fn notify, std::coroutine_handle<
 /// must therefore not resume the coroutine and then throw.
 template <class Post> struct resume_via {
     Post post_;
+    /// `resume_on` chose the way back: the promise's scheduler does not change it.
+    template <class Promise> static void adopt(std::coroutine_handle<Promise>) noexcept {}
     template <class State> void operator()(waiter_base* w, State& state) noexcept {
         state.keep_queue();           // resumed later, by the executor
         Post post = std::move(post_); // the awaitable may be gone as soon as `post` resumes it
@@ -233,7 +264,7 @@ template <class State> class blocking_op : public State {
 ///   operation state is built: this is the path of a consumer that drains a buffer.
 /// - waiting (everything else): a receive operation state (detail/op_state.hpp), constructed in
 ///   await_suspend inside `waiting_`, runs the protocol: link, grant, cancellation, give-back.
-template <class Queue, class Resume = resume_inline, class Token = std::stop_token>
+template <class Queue, class Resume = resume_default, class Token = std::stop_token>
 class [[nodiscard]] recv_awaitable {
     using T = typename Queue::value_type;
     using state = recv_op_state<Queue>;
@@ -308,7 +339,9 @@ class [[nodiscard]] recv_awaitable {
     waiter_base* waiter_node() noexcept { return std::addressof(waiting_); }
 
     /// true: linked; another thread may resume (and destroy) this coroutine at once.
-    COCHAN_DETAIL_INLINE bool await_suspend(std::coroutine_handle<> h) {
+    template <class Promise>
+    COCHAN_DETAIL_INLINE bool await_suspend(std::coroutine_handle<Promise> h) {
+        resume_.adopt(h);
         ::new (static_cast<void*>(std::addressof(waiting_))) waiting_state(queue_, &resume_);
         step_ = step::waiting;
         return start_with(waiting_, &notify, h, token_);
@@ -357,7 +390,7 @@ concept pushes = requires(Out& out, T&& v) {
 /// state), then takes more that arrived meanwhile, again without waiting. Awaited in place.
 /// Thread safety: one awaitable is awaited by one coroutine; `out` is the caller's and must
 /// not be used by anyone else until the co_await returns. `Token` as for recv_awaitable.
-template <class Queue, class Out, class Resume = resume_inline, class Token = std::stop_token>
+template <class Queue, class Out, class Resume = resume_default, class Token = std::stop_token>
 class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
     using state = recv_op_state<Queue>;
 
@@ -389,7 +422,8 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
     }
 
     /// Nothing was buffered: wait for one value. true: linked.
-    bool await_suspend(std::coroutine_handle<> h) {
+    template <class Promise> bool await_suspend(std::coroutine_handle<Promise> h) {
+        resume_.adopt(h);
         return start_with(static_cast<state&>(*this), &notify, h, token_);
     }
 
@@ -428,7 +462,7 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
 /// when a cell seems free, or on a closed sender: try_send in one lock section, no operation
 /// state), or waiting (a send operation state constructed in await_suspend inside `waiting_`,
 /// borrowing `value_`).
-template <class Queue, class Resume = resume_inline, class Token = std::stop_token>
+template <class Queue, class Resume = resume_default, class Token = std::stop_token>
 class [[nodiscard]] send_awaitable {
     using T = typename Queue::value_type;
     using state = send_op_state<Queue, true>;
@@ -495,7 +529,9 @@ class [[nodiscard]] send_awaitable {
     waiter_base* waiter_node() noexcept { return std::addressof(waiting_); }
 
     /// true: linked; nothing may touch *this afterwards (see recv_awaitable::await_suspend).
-    COCHAN_DETAIL_INLINE bool await_suspend(std::coroutine_handle<> h) {
+    template <class Promise>
+    COCHAN_DETAIL_INLINE bool await_suspend(std::coroutine_handle<Promise> h) {
+        resume_.adopt(h);
         ::new (static_cast<void*>(std::addressof(waiting_)))
             waiting_state(queue_, closed_, value_, &resume_);
         step_ = step::waiting;

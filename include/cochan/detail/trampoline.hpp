@@ -3,6 +3,7 @@
 
 #include <cochan/detail/config.hpp>
 #include <cochan/detail/waiter.hpp>
+#include <cochan/scheduler.hpp>
 
 #include <utility>
 
@@ -25,6 +26,7 @@ class trampoline {
         bool active = false;
         waiter_base* head = nullptr; // queued waiters, doubly linked through next_/prev_; their
         waiter_base* tail = nullptr; // coroutines are suspended (a destroyed one is withdrawn)
+        scheduler_ref scheduler;     // set by a `scheduling` scope: see scope_scheduler()
     };
     static state& local() noexcept {
         static thread_local state s;
@@ -52,6 +54,26 @@ class trampoline {
         w->handle_.resume();
         drain(s);
     }
+
+    /// The scheduler of the innermost `scheduling` scope open on this thread, or none: the
+    /// default resumption hands a woken coroutine whose promise names no scheduler to it.
+    static scheduler_ref scope_scheduler() noexcept { return local().scheduler; }
+
+    /// While alive, `scope_scheduler()` on this thread is `s` (restored when it ends); an empty
+    /// `s` keeps the current one. A pool's worker opens one around each task it runs.
+    class scheduling {
+      public:
+        explicit scheduling(scheduler_ref s) noexcept : s_(local()), previous_(s_.scheduler) {
+            if (s) s_.scheduler = s;
+        }
+        scheduling(const scheduling&) = delete;
+        scheduling& operator=(const scheduling&) = delete;
+        ~scheduling() { s_.scheduler = previous_; }
+
+      private:
+        state& s_;
+        scheduler_ref previous_;
+    };
 
     /// Takes `w` out of this thread's queue if it is queued there (its frame is being
     /// destroyed before it resumed). A no-op for a waiter that is not queued.
