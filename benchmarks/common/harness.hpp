@@ -38,8 +38,12 @@ inline constexpr std::size_t bounded_capacity = 64;
 /// An end marker for the peers that cannot drain after a close (benchmarks/README.md, Peers): never
 /// a real value, which are 1..total_values.
 inline constexpr std::uint64_t end_marker = ~std::uint64_t{0};
-/// The checksum of one sample: the values 1..N, each received once.
-inline constexpr std::uint64_t expected_sum = total_values * (total_values + 1) / 2;
+
+/// What a consumer does with a value after tallying it: nothing in the ecosystem workload (the
+/// work-distribution benchmark burns CPU time instead).
+struct no_work {
+    void operator()(std::uint64_t) const noexcept {}
+};
 
 enum class queue_kind { bounded, unbounded };
 
@@ -94,10 +98,12 @@ struct alignas(64) tally {
     }
 };
 
-/// The tallies of one sample, and its check.
+/// The tallies of one sample, and its check: the values 1..`values` (the workload's by default),
+/// each received once.
 class tallies {
   public:
-    explicit tallies(unsigned consumers) : t_(consumers) {}
+    explicit tallies(unsigned consumers, std::uint64_t values = total_values)
+        : t_(consumers), values_(values) {}
 
     tally& operator[](unsigned i) noexcept { return t_[i]; }
     void reset() { std::fill(t_.begin(), t_.end(), tally{}); }
@@ -109,10 +115,11 @@ class tallies {
             count += t.count;
             sum += t.sum;
         }
-        if (count == total_values && sum == expected_sum) return {};
+        const std::uint64_t expected = values_ * (values_ + 1) / 2;
+        if (count == values_ && sum == expected) return {};
         return "checksum mismatch: received " + std::to_string(count) + " values (expected " +
-               std::to_string(total_values) + "), sum " + std::to_string(sum) + " (expected " +
-               std::to_string(expected_sum) + ")";
+               std::to_string(values_) + "), sum " + std::to_string(sum) + " (expected " +
+               std::to_string(expected) + ")";
     }
 
     /// How many distinct threads ran consumer code in this sample.
@@ -129,6 +136,7 @@ class tallies {
 
   private:
     std::vector<tally> t_;
+    std::uint64_t values_;
 };
 
 // ---- Completion ------------------------------------------------------------------------------
@@ -273,9 +281,12 @@ inline double process_cpu_seconds() {
 ///                  (data operations, disconnection and task completion);
 ///   t.check()      outside: count and checksum, SkipWithError on a mismatch.
 /// Counters: consumer_threads (mean distinct threads that ran consumer code per sample) and
-/// cpu_per_wall (process CPU time / wall time over the timed regions).
-template <class Case> void measure(benchmark::State& state, Case& c, unsigned consumers) {
-    tallies t(consumers);
+/// cpu_per_wall (process CPU time / wall time over the timed regions); a case with
+/// `add_counters(state, wall_total)` adds its own at the end. `values`: the sample's values.
+template <class Case>
+void measure(benchmark::State& state, Case& c, unsigned consumers,
+             std::uint64_t values = total_values) {
+    tallies t(consumers, values);
     double wall_total = 0, cpu_total = 0, threads_total = 0;
     std::int64_t samples = 0;
     for (auto _ : state) {
@@ -301,6 +312,8 @@ template <class Case> void measure(benchmark::State& state, Case& c, unsigned co
     if (samples > 0) {
         state.counters["consumer_threads"] = threads_total / static_cast<double>(samples);
         state.counters["cpu_per_wall"] = wall_total > 0 ? cpu_total / wall_total : 0.0;
+        if constexpr (requires { c.add_counters(state, wall_total); })
+            c.add_counters(state, wall_total);
     }
 }
 
