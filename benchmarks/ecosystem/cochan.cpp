@@ -16,58 +16,15 @@
 #include "ecosystem.hpp"
 
 #include "../common/channels.hpp"
+#include "../common/cochan_tasks.hpp"
 
 #include <coroutine>
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace bench::eco {
 namespace {
-
-/// Resumption policy of the `current` rows: cochan's default (no `.resume_on`).
-struct resume_inline {};
-
-template <bool Bounded, class Tx, class Post>
-task producer(Tx tx, std::uint64_t first, std::uint64_t last, Post post, completion& done) {
-    {
-        Tx mine = std::move(tx); // dropped inside the task: disconnection is timed
-        for (std::uint64_t i = first; i < last; ++i) {
-            std::uint64_t v = i + 1;
-            if constexpr (!Bounded) {
-                auto r = mine.send(v); // unbounded: synchronous
-                if (!r) fatal("cochan: unbounded send failed");
-            } else if constexpr (std::is_same_v<Post, resume_inline>) {
-                auto r = co_await mine.send(v);
-                if (!r) fatal("cochan: send failed");
-            } else {
-                auto r = co_await mine.send(v).resume_on(post);
-                if (!r) fatal("cochan: send failed");
-            }
-        }
-        mine.close();
-    }
-    done.finish();
-}
-
-template <class Rx, class Post> task consumer(Rx rx, tally& t, Post post, completion& done) {
-    {
-        Rx mine = std::move(rx);
-        for (;;) {
-            if constexpr (std::is_same_v<Post, resume_inline>) {
-                auto r = co_await mine.recv();
-                if (!r) break; // disconnected and drained: no token, so never cancelled
-                t.add(*r);
-            } else {
-                auto r = co_await mine.recv().resume_on(post);
-                if (!r) break;
-                t.add(*r);
-            }
-        }
-    }
-    done.finish();
-}
 
 /// Which of the four channels: SPMC/MPMC, bounded (capacity 64) or unbounded.
 template <bool Multi, bool Bounded> struct channel {

@@ -20,15 +20,12 @@
 #include "ecosystem.hpp"
 
 #include "../common/channels.hpp"
+#include "../common/os_queues.hpp"
 
-#include <concurrentqueue/blockingconcurrentqueue.h>
-
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
-#include <deque>
-#include <memory>
-#include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace bench::eco {
@@ -37,8 +34,6 @@ namespace {
 // ---- moodycamel -------------------------------------------------------------------------------
 
 class moodycamel_case {
-    using queue = moodycamel::BlockingConcurrentQueue<std::uint64_t>;
-
   public:
     moodycamel_case(queue_kind q, topology t, unsigned)
         : bounded_(q == queue_kind::bounded), topo_(t), gang_(t.producers + t.consumers) {
@@ -51,13 +46,7 @@ class moodycamel_case {
     }
 
     void prepare(tallies& t) {
-        ptoks_.clear();
-        ctoks_.clear();
-        q_ = std::make_unique<queue>();
-        slots_ = std::make_unique<moodycamel::LightweightSemaphore>(
-            static_cast<moodycamel::LightweightSemaphore::ssize_t>(bounded_capacity));
-        for (unsigned p = 0; p < topo_.producers; ++p) ptoks_.emplace_back(*q_);
-        for (unsigned c = 0; c < topo_.consumers; ++c) ctoks_.emplace_back(*q_);
+        q_.emplace(bounded_, topo_.producers, topo_.consumers);
         tallies_ = &t;
         producers_left_.store(topo_.producers, std::memory_order_relaxed);
     }
@@ -65,83 +54,27 @@ class moodycamel_case {
     void run() { gang_.run("moodycamel"); }
 
   private:
-    void push(unsigned p, std::uint64_t v) {
-        if (bounded_) slots_->wait();
-        if (!q_->enqueue(ptoks_[p], v)) fatal("moodycamel: enqueue failed");
-    }
-
     void produce(unsigned p) {
-        for (std::uint64_t i = topo_.first(p); i < topo_.last(p); ++i) push(p, i + 1);
+        for (std::uint64_t i = topo_.first(p); i < topo_.last(p); ++i) q_->push(p, i + 1);
         if (producers_left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            for (unsigned c = 0; c < topo_.consumers; ++c) push(p, end_marker);
+            for (unsigned c = 0; c < topo_.consumers; ++c) q_->push(p, end_marker);
         }
     }
 
     void consume(unsigned c) {
         tally& t = (*tallies_)[c];
-        for (;;) {
-            std::uint64_t v = 0;
-            q_->wait_dequeue(ctoks_[c], v);
-            if (bounded_) slots_->signal();
-            if (v == end_marker) break;
-            t.add(v);
-        }
+        for (std::uint64_t v = q_->pop(c); v != end_marker; v = q_->pop(c)) t.add(v);
     }
 
     bool bounded_;
     topology topo_;
-    std::unique_ptr<queue> q_;
-    std::unique_ptr<moodycamel::LightweightSemaphore> slots_;
-    std::vector<moodycamel::ProducerToken> ptoks_;
-    std::vector<moodycamel::ConsumerToken> ctoks_;
+    std::optional<moodycamel_queue> q_;
     tallies* tallies_ = nullptr;
     std::atomic<unsigned> producers_left_{0};
     thread_gang gang_; // last: joined before the members its threads use are destroyed
 };
 
 // ---- std::mutex + std::condition_variable + std::deque ----------------------------------------
-
-/// The textbook blocking queue. Thread-safe.
-class locked_queue {
-  public:
-    explicit locked_queue(std::size_t capacity) : capacity_(capacity) {}
-
-    void push(std::uint64_t v) {
-        std::unique_lock lock(mutex_);
-        while (q_.size() >= capacity_) not_full_.wait(lock);
-        q_.push_back(v);
-        lock.unlock();
-        not_empty_.notify_one();
-    }
-
-    /// False once closed and drained.
-    bool pop(std::uint64_t& v) {
-        std::unique_lock lock(mutex_);
-        while (q_.empty() && !closed_) not_empty_.wait(lock);
-        if (q_.empty()) return false;
-        v = q_.front();
-        q_.pop_front();
-        lock.unlock();
-        not_full_.notify_one();
-        return true;
-    }
-
-    void close() {
-        {
-            std::lock_guard lock(mutex_);
-            closed_ = true;
-        }
-        not_empty_.notify_all();
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable not_empty_;
-    std::condition_variable not_full_;
-    std::deque<std::uint64_t> q_; // guarded by mutex_
-    bool closed_ = false;         // guarded by mutex_
-    const std::size_t capacity_;  // SIZE_MAX: unbounded
-};
 
 class mutex_deque_case {
   public:
