@@ -77,7 +77,7 @@ def load(results_dir):
             ms = b["real_time"] * UNIT_SCALE_TO_MS[b.get("time_unit", "ns")]
             c = cases[name]
             c["rounds"][rnd].append(ms)
-            for k in ("consumer_threads", "cpu_per_wall"):
+            for k in ("consumer_threads", "cpu_per_wall") + WORKDIST_COUNTERS:
                 if k in b:
                     c["counters"][k].append(b[k])
     rounds = {re.match(r"round(\d+)-", os.path.basename(p)).group(1) for p in files}
@@ -92,6 +92,7 @@ def summarise(cases):
         value = statistics.median(medians)
         spread = (max(medians) - min(medians)) / value if value > 0 else 0.0
         counters = {k: statistics.median(v) for k, v in c["counters"].items()}
+        counters["round_min"], counters["round_max"] = min(medians), max(medians)
         # slowest / fastest round median (target P7, docs/contract.md), beside the counters
         counters["round_ratio"] = max(medians) / min(medians) if min(medians) > 0 else 0.0
         out[name] = (value, spread, counters)
@@ -272,6 +273,44 @@ def table_rendezvous(summary):
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
+# ---- Work distribution (workdist/, benchmarks/README.md "Work distribution") ------------------
+
+WORKDIST_COUNTERS = ("ideal_ms", "control_ms", "vs_control")
+# The table's order; async_channel, flume and go_chan are for Rust and Go peers not written yet.
+WORKDIST_SETUPS = ["cochan_plain", "cochan_scope", "cochan_resume_on", "cochan_runtime",
+                   "fiber_shared_work", "fiber_work_stealing", "async_channel", "flume",
+                   "go_chan", "moodycamel", "mutex_deque"]
+
+
+def table_workdist(summary):
+    """One row per case and setup: workdist/<queue>/p<P>/<setup>/c<C>/w<W>."""
+    found = {}
+    for name, entry in summary.items():
+        m = re.match(r"workdist/(\w+)/p(\d+)/(\w+)/c(\d+)/w(\d+)$", name)
+        if m:
+            q, p, setup, c, w = m.groups()
+            found[(int(w), int(p), QUEUES.index(q), int(c), setup)] = (q, entry)
+    if not found:
+        return ""
+    order = {s: i for i, s in enumerate(WORKDIST_SETUPS)}
+    head = ["W µs", "P", "queue", "C", "setup", "wall ms (min–max)", "control ms", "vs N·W/P",
+            "vs control", "threads", "cpu/wall"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in sorted(found, key=lambda k: (*k[:4], order.get(k[4], len(order)), k[4])):
+        w, p, _, c, setup = key
+        q, (value, _, cnt) = found[key]
+        ideal = cnt.get("ideal_ms")
+        cells = [str(w), str(p), q, str(c), setup,
+                 f"{value:.1f} ({cnt['round_min']:.1f}–{cnt['round_max']:.1f})",
+                 f"{cnt['control_ms']:.1f}" if "control_ms" in cnt else "—",
+                 f"{ideal / value:.2f}" if ideal else "—",
+                 f"{cnt['vs_control']:.2f}" if "vs_control" in cnt else "—",
+                 f"{cnt['consumer_threads']:.1f}" if "consumer_threads" in cnt else "—",
+                 f"{cnt['cpu_per_wall']:.2f}" if "cpu_per_wall" in cnt else "—"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def beyond(summary):
     """The three tables of the cases beside the ecosystem workload, those that have data."""
     parts = []
@@ -286,6 +325,17 @@ def beyond(summary):
                      "(lower is better)\n\nOne producer per channel, C consumers selecting over "
                      "every channel until all are closed and drained; cochan / Go > 1 means Go is "
                      "faster.\n\n" + t)
+    t = table_workdist(summary)
+    if t:
+        parts.append("### Work distribution: one producer, C consumers burning W µs per value on "
+                     "P threads\n\n"
+                     "wall: median of the round medians (lowest and highest round median); "
+                     "control: P OS threads doing the same work with no channel, run before each "
+                     "sample; vs N·W/P = N·W/P / wall; vs control = control wall / wall (1.00: "
+                     "the setup got all the machine gave the control); threads: distinct threads "
+                     "that ran consumer code per sample; cpu/wall: process CPU time / wall time "
+                     "(the control's excluded). moodycamel and mutex_deque run C + 1 OS threads "
+                     "whatever P (listed on the P = all-cores rows).\n\n" + t)
     t = table_rendezvous(summary)
     if t:
         parts.append("### Rendezvous ping-pong: ns per hand-off (lower is better)\n\n"

@@ -8,8 +8,9 @@
 #
 # usage: benchmarks/run.sh [--quick] [--rounds R] [--repetitions N] [--min-time S]
 #                          [--filter REGEX] [--no-readme] [--no-peers]
-#   --quick        smoke: 1 round, 1 repetition, tiny min time; proves everything builds, runs
-#                  and passes its checksums; writes no README and asserts no timings
+#   --quick        smoke: 1 round, 1 repetition, tiny min time (cochan_workdist: N / 20 items);
+#                  proves everything builds, runs and passes its checksums; writes no README
+#                  and asserts no timings
 #   --rounds       serial rounds (default 3; env ROUNDS)
 #   --repetitions  repetitions per case and round (default 5; env REPETITIONS)
 #   --min-time     Google Benchmark's minimum time per repetition, in seconds (default 0.05;
@@ -33,7 +34,7 @@ while (($#)); do
         --filter) filter=$2 readme=0; shift ;;
         --no-readme) readme=0 ;;
         --no-peers) peers=0 ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -59,12 +60,13 @@ grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$cache" ||
 revision="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 [[ -z $(git status --porcelain -- include benchmarks 2>/dev/null) ]] ||
     revision+=" with uncommitted changes under include/ or benchmarks/"
-cmake --build "$build" -j2 --target ecosystem_bench micro_bench
+cmake --build "$build" -j2 --target ecosystem_bench micro_bench cochan_workdist
 
 # The Rust and Go peers: one build for every compiler's run (they do not depend on it). A
 # missing toolchain or crate only skips their rows (build.sh says which); a compile error stops.
 peers_dir=build/bench-peers
-bins=("$build/benchmarks/ecosystem_bench" "$build/benchmarks/micro_bench")
+bins=("$build/benchmarks/ecosystem_bench" "$build/benchmarks/micro_bench"
+      "$build/benchmarks/cochan_workdist")
 if ((peers)); then
     bash scripts/install-deps.sh --bench-peers ||
         echo "run.sh: could not install the Rust/Go peers' packages; their rows may be skipped" >&2
@@ -90,10 +92,12 @@ start=$SECONDS
 for ((r = 1; r <= rounds; r++)); do
     for path in "${bins[@]}"; do
         bin=$(basename "$path") # ecosystem_bench -> round<R>-ecosystem.json, rust_peers -> -rust
-        bin=${bin%_bench} bin=${bin%_peers}
+        bin=${bin%_bench} bin=${bin%_peers} bin=${bin#cochan_}
         echo "round $r/$rounds: $(basename "$path") ($((SECONDS - start)) s so far)" >&2
+        # The work-distribution binary's smoke size: N / 20 items per case.
+        extra=(); ((quick)) && [[ $bin == workdist ]] && extra=(--workdist_quick)
         # A failed count/checksum check makes the binary exit non-zero, which stops the run.
-        "$path" "${args[@]}" >"$out/round$r-$bin.json"
+        "$path" "${extra[@]}" "${args[@]}" >"$out/round$r-$bin.json"
         # A filter that matches none of a binary's cases leaves its output empty.
         [[ -s $out/round$r-$bin.json ]] || rm "$out/round$r-$bin.json"
     done
