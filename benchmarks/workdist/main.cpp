@@ -18,6 +18,7 @@
 #include <boost/fiber/algo/work_stealing.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <coroutine>
 #include <cstdint>
 #include <cstring>
@@ -49,7 +50,7 @@ struct params {
         return n / scale_down;
     }
     busy_work work() const {
-        return {static_cast<std::uint64_t>(iterations_per_us * work_us + 0.5)};
+        return {static_cast<std::uint64_t>(std::llround(iterations_per_us * work_us))};
     }
     bool bounded() const { return queue == queue_kind::bounded; }
 };
@@ -306,7 +307,7 @@ class measured_case {
     void run() { runner_->run(); }
 
     void add_counters(benchmark::State& state, double wall_total) {
-        const double n = static_cast<double>(p_.items());
+        const auto n = static_cast<double>(p_.items());
         state.counters["ideal_ms"] = n * p_.work_us / p_.workers / 1000.0;
         state.counters["control_ms"] = control_total_ / static_cast<double>(samples_) * 1000.0;
         state.counters["vs_control"] = wall_total > 0 ? control_total_ / wall_total : 0.0;
