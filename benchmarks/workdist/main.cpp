@@ -15,6 +15,8 @@
 #include "../common/fibers.hpp"
 #include "../common/os_queues.hpp"
 
+#include <cochan/runtime.hpp>
+
 #include <boost/fiber/algo/work_stealing.hpp>
 
 #include <algorithm>
@@ -110,6 +112,41 @@ template <bool Bounded, cochan_mode Mode> class cochan_runner final : public run
     std::vector<std::coroutine_handle<>> handles_;
     cochan_test::thread_pool pool_; // last: drained and joined first
 };
+
+/// cochan's own pool (include/cochan/runtime.hpp), with its defaults: the same tasks, handed to
+/// `cochan::thread_pool::schedule`, default resumption. Its workers resume every task inside
+/// `resumption_scope(pool)`, so a woken consumer goes back to the pool (the waking worker's own
+/// queue, where an idle worker takes it), as a `cochan::job`'s would through its promise.
+template <bool Bounded> class cochan_runtime_runner final : public runner {
+  public:
+    explicit cochan_runtime_runner(const params& p) : p_(p), pool_(p.workers) {}
+
+    void prepare(tallies& t) override {
+        handles_.clear();
+        done_.reset(p_.consumers + 1);
+        auto [tx, rx] = make_channel<false, Bounded>();
+        for (unsigned c = 0; c < p_.consumers; ++c)
+            handles_.push_back(consumer(rx, t[c], resume_inline{}, done_, p_.work()).handle());
+        handles_.push_back(
+            producer<Bounded>(std::move(tx), 0, p_.items(), resume_inline{}, done_).handle());
+    }
+
+    void run() override {
+        for (std::coroutine_handle<> h : handles_) pool_.schedule(h);
+        done_.wait("workdist cochan runtime");
+    }
+
+  private:
+    params p_;
+    completion done_;
+    std::vector<std::coroutine_handle<>> handles_;
+    cochan::thread_pool pool_; // last: joined first
+};
+
+std::unique_ptr<runner> cochan_runtime(const params& p) {
+    if (p.bounded()) return std::make_unique<cochan_runtime_runner<true>>(p);
+    return std::make_unique<cochan_runtime_runner<false>>(p);
+}
 
 template <cochan_mode Mode> std::unique_ptr<runner> cochan_on_pool(const params& p) {
     if (p.bounded()) return std::make_unique<cochan_runner<true, Mode>>(p);
@@ -286,7 +323,7 @@ const setup setups[] = {
     {"cochan_plain", rows::every_p, cochan_on_pool<cochan_mode::plain>},
     {"cochan_scope", rows::every_p, cochan_on_pool<cochan_mode::scope>},
     {"cochan_resume_on", rows::every_p, cochan_on_pool<cochan_mode::resume_on>},
-    // {"cochan_runtime", rows::every_p, ...}, // cochan::thread_pool (include/cochan/runtime.hpp)
+    {"cochan_runtime", rows::every_p, cochan_runtime},
     {"fiber_shared_work", rows::every_p, fiber_shared_work},
     {"fiber_work_stealing", rows::hw_only, fiber_work_stealing},
     {"moodycamel", rows::os_threads, on_threads<moodycamel_closable>},
