@@ -42,13 +42,15 @@ RUNTIMES = ["current", "mt2", "mt4"]
 TOPOLOGIES = ["1p1c", "1p2c", "1p4c", "1p8c", "8p1c", "8p8c"]
 COCHAN = ["cochan_spmc", "cochan_mpmc"]
 POSTED = "cochan_spmc_posted"  # SPMC with .resume_on(loop) / .resume_on(pool)
+RUNTIME = "cochan_spmc_runtime"  # SPMC on cochan::thread_pool, default resumption (mt rows)
+PLAIN = "cochan_spmc_plain"  # SPMC on a loop or pool with no cochan hook
 CORO_PEERS = ["asio", "boost_fiber"]
 # benchmarks/peers/: Rust (Tokio) and Go, measured on the same runtime rows as the C++ peers.
 RUST_PEERS = ["async_channel", "flume"]
 GO_PEERS = ["go_chan"]
 RUNTIME_PEERS = CORO_PEERS + RUST_PEERS + GO_PEERS
 THREAD_IMPLS = ["moodycamel", "mutex_deque", "cochan_blocking"]  # runtime `threads`
-COLUMNS = COCHAN + [POSTED] + RUNTIME_PEERS + THREAD_IMPLS
+COLUMNS = COCHAN + [POSTED, RUNTIME, PLAIN] + RUNTIME_PEERS + THREAD_IMPLS
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 UNIT_SCALE_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
@@ -132,7 +134,8 @@ def ecosystem_rows(summary):
 
 
 def table_ecosystem(rows, summary):
-    head = ["queue", "runtime", "topology", "cochan SPMC", "cochan MPMC", "SPMC posted ‡", "Asio",
+    head = ["queue", "runtime", "topology", "cochan SPMC", "cochan MPMC", "SPMC posted ‡",
+            "SPMC runtime §", "SPMC plain ¶", "Asio",
             "Boost.Fiber", "async-channel", "flume", "Go chan",
             "moodycamel †", "mutex+cv deque †", "cochan blocking †", "fastest peer", "ratio",
             "vs limit"]
@@ -154,7 +157,7 @@ def table_ecosystem(rows, summary):
 
 def table_parallelism(summary):
     """consumer threads / CPU per wall for each coroutine case (Go cannot tell its threads)."""
-    impls = COCHAN + RUNTIME_PEERS
+    impls = COCHAN + [POSTED, RUNTIME, PLAIN] + RUNTIME_PEERS
     head = ["queue", "runtime", "topology"] + [i for i in impls]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for q in QUEUES:

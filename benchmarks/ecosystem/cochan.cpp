@@ -13,10 +13,16 @@
 //          on the worker that woke it, after the waker suspends (Tokio's LIFO slot does much the
 //          same); `cochan_spmc_posted` uses `.resume_on(pool)` on every operation, so a woken
 //          consumer is queued to the pool and any worker may run it.
+// plain:   `cochan_spmc_plain`: the loop or pool resumes each task with no scope (what a
+//          runtime that knows nothing of cochan does), default resumption.
+// runtime: `cochan_spmc_runtime` (mt2/mt4): cochan::thread_pool (cochan/runtime.hpp) with its
+//          defaults, default resumption.
 #include "ecosystem.hpp"
 
 #include "../common/channels.hpp"
 #include "../common/cochan_tasks.hpp"
+
+#include <cochan/runtime.hpp>
 
 #include <coroutine>
 #include <cstdint>
@@ -35,14 +41,14 @@ template <bool Multi, bool Bounded> struct channel {
 
 /// `current`: tasks are started through the loop's queue, then resume each other inline.
 struct current_runtime {
-    explicit current_runtime(unsigned) {}
+    explicit current_runtime(unsigned, bool scoped = true) : loop(scoped) {}
     void post(std::coroutine_handle<> h) { loop.post(h); }
     resume_inline poster() { return {}; }
     void run(completion& done) {
         loop.run_all();
         if (!done.done()) fatal("cochan current: the loop ran dry with tasks still waiting");
     }
-    event_loop loop{true}; // resumes each task inside a cochan::resumption_scope
+    event_loop loop; // resumes each task inside a cochan::resumption_scope if `scoped`
 };
 
 /// `current` with `.resume_on(loop)`: wake-ups go through the loop's queue too.
@@ -65,6 +71,33 @@ struct pool_runtime {
 struct pool_posted_runtime : pool_runtime {
     using pool_runtime::pool_runtime;
     auto poster() { return pool.executor(); }
+};
+
+/// `plain`: what a runtime that knows nothing of cochan does. `current`: the benchmark thread's
+/// loop resumes each task with no scope; `mt`: a pool of one locked FIFO whose idle workers
+/// sleep at once, no scope (cochan_test::thread_pool without options). Default resumption.
+struct current_plain_runtime : current_runtime {
+    explicit current_plain_runtime(unsigned w) : current_runtime(w, false) {}
+};
+struct pool_plain_runtime {
+    explicit pool_plain_runtime(unsigned workers)
+        : pool(workers, {.spin_rounds = 0, .resumption_scope = false}) {}
+    void post(std::coroutine_handle<> h) { pool.post(h); }
+    resume_inline poster() { return {}; }
+    void run(completion& done) { done.wait("cochan plain mt"); }
+    cochan_test::thread_pool pool;
+};
+
+/// `runtime`: cochan's own pool (cochan/runtime.hpp) with its defaults; tasks handed to
+/// `schedule`, default resumption: its workers resume each task in `resumption_scope(pool)`,
+/// so a woken coroutine goes back to the pool (the waking worker's queue, which an idle worker
+/// takes from), as a `cochan::job`'s does through its promise.
+struct cochan_pool_runtime {
+    explicit cochan_pool_runtime(unsigned workers) : pool(workers) {}
+    void post(std::coroutine_handle<> h) { pool.schedule(h); }
+    resume_inline poster() { return {}; }
+    void run(completion& done) { done.wait("cochan runtime"); }
+    cochan::thread_pool pool;
 };
 
 template <class Channel, class Runtime> class cochan_case {
@@ -127,11 +160,13 @@ template <class Runtime> void add_runtime(queue_kind q, const runtime& rt) {
     }
 }
 
-template <class Runtime> void add_posted(queue_kind q, const runtime& rt, topology t) {
+/// One SPMC case of `impl` (a one-producer topology) on `Runtime`.
+template <class Runtime>
+void add_spmc(queue_kind q, const runtime& rt, const char* impl, topology t) {
     if (q == queue_kind::bounded)
-        add_case<false, true, Runtime>(q, rt, "cochan_spmc_posted", t);
+        add_case<false, true, Runtime>(q, rt, impl, t);
     else
-        add_case<false, false, Runtime>(q, rt, "cochan_spmc_posted", t);
+        add_case<false, false, Runtime>(q, rt, impl, t);
 }
 
 } // namespace
@@ -147,10 +182,14 @@ void register_cochan() {
         for (const runtime& rt : coroutine_runtimes) {
             for (const topology& t : topologies()) {
                 if (t.producers != 1) continue;
-                if (rt.workers == 0)
-                    add_posted<current_posted_runtime>(q, rt, t);
-                else
-                    add_posted<pool_posted_runtime>(q, rt, t);
+                if (rt.workers == 0) {
+                    add_spmc<current_posted_runtime>(q, rt, "cochan_spmc_posted", t);
+                    add_spmc<current_plain_runtime>(q, rt, "cochan_spmc_plain", t);
+                } else {
+                    add_spmc<pool_posted_runtime>(q, rt, "cochan_spmc_posted", t);
+                    add_spmc<pool_plain_runtime>(q, rt, "cochan_spmc_plain", t);
+                    add_spmc<cochan_pool_runtime>(q, rt, "cochan_spmc_runtime", t);
+                }
             }
         }
     }
