@@ -8,3 +8,4 @@
 #include <cochan/resumption.hpp>
 #include <cochan/select.hpp>
 #include <cochan/spmc.hpp>
+#include <cochan/stop_token.hpp>
