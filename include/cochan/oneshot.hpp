@@ -9,9 +9,9 @@
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/operations.hpp>
 #include <cochan/result.hpp>
+#include <cochan/stop_token.hpp>
 
 #include <chrono>
-#include <stop_token>
 #include <utility>
 
 namespace cochan {
@@ -172,8 +172,9 @@ template <channel_value T> class oneshot_receiver {
     /// the value). A token already stopped cancels it without taking anything, even a value
     /// already sent. On cancellation the coroutine resumes on the thread that called
     /// `request_stop()` (or through `post`).
-    detail::recv_awaitable<core> recv(std::stop_token token) {
-        return detail::recv_awaitable<core>(get(), std::move(token));
+    template <stoppable_token Token = default_stop_token>
+    detail::recv_awaitable<core, detail::resume_default, Token> recv(Token token) {
+        return detail::recv_awaitable<core, detail::resume_default, Token>(get(), std::move(token));
     }
 
     /// The value if it was sent, without waiting; else `recv_errc::empty` (the sender may still
@@ -185,8 +186,9 @@ template <channel_value T> class oneshot_receiver {
     /// As `co_await recv(token)`, but blocks the calling thread while it waits; it is woken by
     /// exactly the transition that completes it (the send, the sender's disconnection or the
     /// stop request). Do not call it from a coroutine. Exception safety: as `recv`.
-    recv_result<T> blocking_recv(const std::stop_token& token = {}) {
-        detail::blocking_op<detail::recv_op_state<core>> op(get());
+    template <stoppable_token Token = default_stop_token>
+    recv_result<T> blocking_recv(const Token& token = {}) {
+        detail::blocking_op<detail::recv_op_state<core, Token>> op(get());
         return op.run(token);
     }
 

@@ -15,11 +15,11 @@
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/detail/waiter.hpp>
 #include <cochan/result.hpp>
+#include <cochan/stop_token.hpp>
 
 #include <coroutine>
 #include <cstddef>
 #include <optional>
-#include <stop_token>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -52,11 +52,11 @@ using receiver_queue_t =
 /// - await_resume unlinks every other branch, each under its own channel's lock, and moves the
 ///   winner's value out.
 ///
-/// `Token` is `std::stop_token` (`select(token, rx...)`) or `no_stop_token` (`select(rx...)`):
+/// `Token` is a `stoppable_token` (`select(token, rx...)`) or `no_stop_token` (`select(rx...)`):
 /// a select made without a token holds none and registers no stop callback.
 template <class Resume, class Token, class... Queues> class [[nodiscard]] select_awaitable {
     static constexpr std::size_t branches = sizeof...(Queues);
-    static constexpr bool stoppable = std::is_same_v<Token, std::stop_token>;
+    static constexpr bool stoppable = !std::is_same_v<Token, no_stop_token>;
     using receivers = std::tuple<const basic_receiver<Queues>*...>;
 
   public:
@@ -197,9 +197,9 @@ template <class Resume, class Token, class... Queues> class [[nodiscard]] select
     struct no_callback {
         static void reset() noexcept {}
     };
-    [[no_unique_address]] Token token_; // std::stop_token, or no_stop_token
+    [[no_unique_address]] Token token_; // a stoppable_token, or no_stop_token
     [[no_unique_address]] std::conditional_t<
-        stoppable, std::optional<std::stop_callback<canceller>>, no_callback>
+        stoppable, std::optional<stop_callback_for_t<state_token_t<Token>, canceller>>, no_callback>
         stop_cb_;
     [[no_unique_address]] Resume resume_;
 };
@@ -268,17 +268,17 @@ requires(sizeof...(Rx) >= 2) auto select(const Rx&... rx) {
 /// As `select(rx...)`, and a stop request on `token` while it waits completes it with
 /// `cancelled` unless a channel decided it first; no value is lost either way. A token already
 /// stopped cancels it even if a value is there (use `try_select` first to take what is there).
-template <channel_receiver... Rx>
-requires(sizeof...(Rx) >= 2) auto select(std::stop_token token, const Rx&... rx) {
-    return detail::select_awaitable_for<std::stop_token, Rx...>(std::move(token), {},
-                                                                detail::select_receivers(rx...));
+template <stoppable_token Token = default_stop_token, channel_receiver... Rx>
+requires(sizeof...(Rx) >= 2) auto select(Token token, const Rx&... rx) {
+    return detail::select_awaitable_for<Token, Rx...>(std::move(token), {},
+                                                      detail::select_receivers(rx...));
 }
 
 /// A select over one receiver is a plain receive: deleted, and the compiler quotes the reason.
 template <channel_receiver Rx>
 void select(const Rx&) = delete; // select needs two or more receivers: use rx.recv()
-template <channel_receiver Rx>
-void select(std::stop_token, const Rx&) = delete; // select needs two or more receivers
+template <stoppable_token Token, channel_receiver Rx>
+void select(Token, const Rx&) = delete; // select needs two or more receivers
 template <channel_receiver Rx>
 void try_select(const Rx&) = delete; // try_select needs two or more receivers: use rx.try_recv()
 

@@ -6,11 +6,11 @@
 #include <cochan/detail/op_state.hpp>
 #include <cochan/detail/operations.hpp>
 #include <cochan/result.hpp>
+#include <cochan/stop_token.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <optional>
-#include <stop_token>
 #include <utility>
 
 namespace cochan::detail {
@@ -147,10 +147,14 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// and `v` back, unless it was already granted a slot (then it completes normally). A token
     /// already stopped when the send starts cancels it without touching the channel.
     /// On cancellation the coroutine resumes on the thread that called `request_stop()`.
-    send_awaitable<Queue> send(value_type v, std::stop_token token) requires bounded_spmc {
+    template <stoppable_token Token = default_stop_token>
+    send_awaitable<Queue, resume_default, Token> send(value_type v,
+                                                      Token token) requires bounded_spmc {
         return make_send(std::move(v), std::move(token));
     }
-    send_awaitable<Queue> send(value_type v, std::stop_token token) const requires bounded_mpmc {
+    template <stoppable_token Token = default_stop_token>
+    send_awaitable<Queue, resume_default, Token> send(value_type v,
+                                                      Token token) const requires bounded_mpmc {
         return make_send(std::move(v), std::move(token));
     }
 
@@ -169,12 +173,14 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// The token by `const&`: it is read only before the call waits (its first step, and
     /// start() registering the stop callback), on this thread; a copy would cost two atomic
     /// count updates for nothing.
+    template <stoppable_token Token = default_stop_token>
     COCHAN_DETAIL_INLINE send_result<value_type>
-    blocking_send(value_type v, const std::stop_token& token = {}) requires bounded_spmc {
+    blocking_send(value_type v, const Token& token = {}) requires bounded_spmc {
         return blocking(std::move(v), token);
     }
+    template <stoppable_token Token = default_stop_token>
     COCHAN_DETAIL_INLINE send_result<value_type>
-    blocking_send(value_type v, const std::stop_token& token = {}) const requires bounded_mpmc {
+    blocking_send(value_type v, const Token& token = {}) const requires bounded_mpmc {
         return blocking(std::move(v), token);
     }
 
@@ -234,10 +240,12 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
 
     void try_send(value_type) const requires(!bounded) = delete; // unbounded: send(v) never waits
     void send(value_type) const requires spmc = delete; // SPMC: sends need a non-const sender
-    void send(value_type, std::stop_token) const requires bounded_spmc = delete; // SPMC: non-const
+    template <stoppable_token Token>
+    void send(value_type, Token) const requires bounded_spmc = delete; // SPMC: non-const
     void try_send(value_type) const requires bounded_spmc = delete; // SPMC: non-const sender only
     void blocking_send(value_type) const requires spmc = delete;    // SPMC: non-const sender only
-    void blocking_send(value_type, std::stop_token) const requires bounded_spmc = delete; // SPMC
+    template <stoppable_token Token>
+    void blocking_send(value_type, const Token&) const requires bounded_spmc = delete; // SPMC
 
     // ---- connection and queries ---------------------------------------------------------------
 
@@ -282,10 +290,11 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
         return {queue(), this->closed_, std::move(v), std::move(token)};
     }
 
+    template <class Token>
     COCHAN_DETAIL_INLINE send_result<value_type> blocking(value_type&& v,
-                                                          const std::stop_token& token) const {
-        return blocking_with(std::move(v), !token.stop_requested(),
-                             [&](auto& op) { return op.run(token); });
+                                                          const Token& token) const {
+        return blocking_with<Token>(std::move(v), !token.stop_requested(),
+                                    [&](auto& op) { return op.run(token); });
     }
     template <class Clock, class Duration>
     send_result<value_type>
@@ -299,18 +308,19 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// state, signal or stop callback. Otherwise `wait(op)` runs the operation state `op`.
     /// Always inline, with blocking() and blocking_send() (the first step only: the wait is
     /// blocking_wait()'s), as g++ 12 inlined them itself while the token was a by-value
-    /// parameter (docs/decisions.md, D-033).
-    template <class Wait>
+    /// parameter (docs/decisions.md, D-033). `Token`: the token type `op` starts with.
+    template <class Token = default_stop_token, class Wait>
     COCHAN_DETAIL_INLINE send_result<value_type> blocking_with(value_type&& v, bool first_step,
                                                                Wait wait) const {
         if (first_step && (this->closed_ || queue()->cell_hint())) {
             const typename Queue::send_status s = send_step(v);
             if (s != Queue::send_status::full) return outcome_of(s, v); // *this untouched
         }
-        return blocking_wait(std::move(v), wait);
+        return blocking_wait<Token>(std::move(v), wait);
     }
-    template <class Wait> send_result<value_type> blocking_wait(value_type&& v, Wait& wait) const {
-        blocking_op<send_op_state<Queue>> op(queue(), this->closed_, std::move(v));
+    template <class Token, class Wait>
+    send_result<value_type> blocking_wait(value_type&& v, Wait& wait) const {
+        blocking_op<send_op_state<Queue, false, Token>> op(queue(), this->closed_, std::move(v));
         return wait(op);
     }
 
@@ -388,8 +398,9 @@ template <class Queue> class basic_receiver {
     /// unless it was already granted a value (then it completes with the value). A token
     /// already stopped when the receive starts cancels it without touching the channel. On
     /// cancellation the coroutine resumes on the thread that called `request_stop()`.
-    recv_awaitable<Queue> recv(std::stop_token token) const {
-        return recv_awaitable<Queue>(queue(), std::move(token));
+    template <stoppable_token Token = default_stop_token>
+    recv_awaitable<Queue, resume_default, Token> recv(Token token) const {
+        return recv_awaitable<Queue, resume_default, Token>(queue(), std::move(token));
     }
 
     /// `blocking_recv()`: as `co_await recv()` (optionally with a stop token), but blocks the
@@ -397,8 +408,10 @@ template <class Queue> class basic_receiver {
     /// channel at once and are served in one FIFO; a blocked thread is woken by exactly the
     /// transition that completes its receive (no polling).
     /// The token by `const&`, as blocking_send()'s.
-    recv_result<value_type> blocking_recv(const std::stop_token& token = {}) const {
-        return blocking_with(!token.stop_requested(), [&](auto& op) { return op.run(token); });
+    template <stoppable_token Token = default_stop_token>
+    recv_result<value_type> blocking_recv(const Token& token = {}) const {
+        return blocking_with<Token>(!token.stop_requested(),
+                                    [&](auto& op) { return op.run(token); });
     }
 
     /// As `blocking_recv()`, but gives up at `deadline`: `timed_out` then (distinct from
@@ -438,9 +451,9 @@ template <class Queue> class basic_receiver {
     }
     /// As `recv_many(out, max)`; a stop request while it waits completes it with `cancelled`
     /// (a token already stopped cancels it without taking anything).
-    template <pushes<value_type> Out>
-    recv_many_awaitable<Queue, Out> recv_many(Out& out, std::size_t max,
-                                              std::stop_token token) const {
+    template <pushes<value_type> Out, stoppable_token Token = default_stop_token>
+    recv_many_awaitable<Queue, Out, resume_default, Token> recv_many(Out& out, std::size_t max,
+                                                                     Token token) const {
         return {queue(), out, max, std::move(token)};
     }
     /// As `recv_many(out, max)` but never waits: `empty` when nothing is buffered.
@@ -492,8 +505,10 @@ template <class Queue> class basic_receiver {
     /// A blocking receive. Its first step is recv()'s await_ready: unless `first_step` is false
     /// (a token already stopped, which run() cancels without taking anything), a receive that
     /// finds a value or the end completes here, in one lock section, with no operation state,
-    /// signal or stop callback. Otherwise `wait(op)` runs the operation state `op`.
-    template <class Wait> recv_result<value_type> blocking_with(bool first_step, Wait wait) const {
+    /// signal or stop callback. Otherwise `wait(op)` runs the operation state `op`, which starts
+    /// with a `Token`.
+    template <class Token = default_stop_token, class Wait>
+    recv_result<value_type> blocking_with(bool first_step, Wait wait) const {
         Queue* q = queue();
         if constexpr (Queue::starts_in_await_ready) {
             if (first_step && q->value_hint()) {
@@ -512,7 +527,7 @@ template <class Queue> class basic_receiver {
                 }
             }
         }
-        blocking_op<recv_op_state<Queue>> op(q);
+        blocking_op<recv_op_state<Queue, Token>> op(q);
         return wait(op);
     }
 

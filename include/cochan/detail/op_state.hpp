@@ -12,12 +12,12 @@
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/detail/waiter.hpp>
 #include <cochan/result.hpp>
+#include <cochan/stop_token.hpp>
 
 #include <coroutine>
 #include <exception>
 #include <memory>
 #include <optional>
-#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -116,8 +116,9 @@ template <class Queue> void drop_queue(Queue* q, waiter_base& w) noexcept {
     }
 }
 
-/// One receive. `Queue` is a `competing_queue`.
-template <class Queue> class recv_op_state : public recv_waiter<typename Queue::value_type> {
+/// One receive. `Queue` is a `competing_queue`; `Token` is the stop token start() takes.
+template <class Queue, class Token = default_stop_token>
+class recv_op_state : public recv_waiter<typename Queue::value_type> {
     using T = typename Queue::value_type;
 
   public:
@@ -147,8 +148,7 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
 
     /// Starts the receive: true if it waits (linked), false if it completed at once. `notify`
     /// is called once after it completes while linked; `h` is stored for it (`handle_`).
-    bool start(waiter_base::notify_fn notify, std::coroutine_handle<> h,
-               const std::stop_token& token = {}) {
+    bool start(waiter_base::notify_fn notify, std::coroutine_handle<> h, const Token& token = {}) {
         started_ = true;
         this->handle_ = h;
         this->notify_ = notify;
@@ -257,7 +257,7 @@ template <class Queue> class recv_op_state : public recv_waiter<typename Queue::
 
     Queue* queue_; // kept alive by the caller's endpoint or queue_ref, and by the state's own
                    // reference when it holds one (keep_queue())
-    std::optional<std::stop_callback<canceller>> stop_cb_;
+    std::optional<stop_callback_for_t<Token, canceller>> stop_cb_;
     bool started_ = false;  // owner only: start() was called
     bool finished_ = false; // owner only: nothing left to undo
 };
@@ -268,8 +268,8 @@ struct borrowed_value_t {};
 /// One send, holding its value until the queue takes it (or until it is handed back to the
 /// caller in the error). `Queue` is a bounded `competing_queue`. With `Borrowed`, the value
 /// lives in the owner's storage (the send awaitable's), which outlives the state; otherwise in
-/// the state.
-template <class Queue, bool Borrowed = false>
+/// the state. `Token` as for recv_op_state.
+template <class Queue, bool Borrowed = false, class Token = default_stop_token>
 class send_op_state : public send_waiter<typename Queue::value_type> {
     using T = typename Queue::value_type;
 
@@ -297,8 +297,7 @@ class send_op_state : public send_waiter<typename Queue::value_type> {
     T& value() noexcept { return *value_; }
 
     /// Starts the send: true if it waits (linked), false if it completed at once.
-    bool start(waiter_base::notify_fn notify, std::coroutine_handle<> h,
-               const std::stop_token& token = {}) {
+    bool start(waiter_base::notify_fn notify, std::coroutine_handle<> h, const Token& token = {}) {
         started_ = true;
         if (closed_) {
             this->outcome_ = outcome::disconnected;
@@ -379,7 +378,7 @@ class send_op_state : public send_waiter<typename Queue::value_type> {
     // The value, moved into the channel by whoever grants the permit: the state's own (engaged
     // until discard()), or the owner's.
     std::conditional_t<Borrowed, T*, std::optional<T>> value_;
-    std::optional<std::stop_callback<canceller>> stop_cb_;
+    std::optional<stop_callback_for_t<Token, canceller>> stop_cb_;
     bool closed_;
     bool started_ = false;  // owner only
     bool finished_ = false; // owner only

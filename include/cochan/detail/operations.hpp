@@ -9,6 +9,7 @@
 #include <cochan/detail/trampoline.hpp>
 #include <cochan/result.hpp>
 #include <cochan/scheduler.hpp>
+#include <cochan/stop_token.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -19,7 +20,6 @@
 #include <mutex>
 #include <new>
 #include <optional>
-#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -71,6 +71,12 @@ struct no_stop_token {
     static constexpr bool stop_requested() noexcept { return false; }
 };
 
+/// The token type of an awaitable's operation state: an awaitable without a token has the
+/// default token's state, which it starts without one.
+template <class Token>
+using state_token_t =
+    std::conditional_t<std::is_same_v<Token, no_stop_token>, default_stop_token, Token>;
+
 /// Starts a waiting operation state with the awaitable's token: an operation without one
 /// registers no stop callback.
 template <class State>
@@ -78,9 +84,9 @@ bool start_with(State& st, waiter_base::notify_fn notify, std::coroutine_handle<
                 no_stop_token) {
     return st.start(notify, h);
 }
-template <class State>
+template <class State, stoppable_token Token>
 bool start_with(State& st, waiter_base::notify_fn notify, std::coroutine_handle<> h,
-                const std::stop_token& token) {
+                const Token& token) {
     return st.start(notify, h, token);
 }
 
@@ -197,7 +203,7 @@ template <class State> class blocking_op : public State {
     explicit blocking_op(Args&&... args) : State(std::forward<Args>(args)...) {}
 
     /// Runs the operation to its end and returns its result.
-    auto run(const std::stop_token& token) {
+    template <class Token> auto run(const Token& token) {
         if (this->start(&notify, {}, token)) {
             COCHAN_DETAIL_BLOCKING_LINKED();
             signal_.wait();
@@ -264,10 +270,10 @@ template <class State> class blocking_op : public State {
 ///   operation state is built: this is the path of a consumer that drains a buffer.
 /// - waiting (everything else): a receive operation state (detail/op_state.hpp), constructed in
 ///   await_suspend inside `waiting_`, runs the protocol: link, grant, cancellation, give-back.
-template <class Queue, class Resume = resume_default, class Token = std::stop_token>
+template <class Queue, class Resume = resume_default, class Token = default_stop_token>
 class [[nodiscard]] recv_awaitable {
     using T = typename Queue::value_type;
-    using state = recv_op_state<Queue>;
+    using state = recv_op_state<Queue, state_token_t<Token>>;
 
     /// The waiting receive: the operation state and the way back to its awaitable's `resume_`.
     struct waiting_state : state {
@@ -370,7 +376,7 @@ class [[nodiscard]] recv_awaitable {
     }
 
     Queue* queue_; // kept alive by the caller's endpoint, and by the state's own reference
-    [[no_unique_address]] Token token_; // std::stop_token, or no_stop_token
+    [[no_unique_address]] Token token_; // a stoppable_token, or no_stop_token
     [[no_unique_address]] Resume resume_;
     step step_ = step::fresh;
     std::optional<T> value_; // a value taken at once, until await_resume moved it out
@@ -390,9 +396,9 @@ concept pushes = requires(Out& out, T&& v) {
 /// state), then takes more that arrived meanwhile, again without waiting. Awaited in place.
 /// Thread safety: one awaitable is awaited by one coroutine; `out` is the caller's and must
 /// not be used by anyone else until the co_await returns. `Token` as for recv_awaitable.
-template <class Queue, class Out, class Resume = resume_default, class Token = std::stop_token>
-class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
-    using state = recv_op_state<Queue>;
+template <class Queue, class Out, class Resume = resume_default, class Token = default_stop_token>
+class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue, state_token_t<Token>> {
+    using state = recv_op_state<Queue, state_token_t<Token>>;
 
   public:
     recv_many_awaitable(Queue* q, Out& out, std::size_t max, Token token, Resume resume = {})
@@ -449,7 +455,7 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
 
     Out* out_;
     std::size_t max_;
-    [[no_unique_address]] Token token_;           // std::stop_token, or no_stop_token
+    [[no_unique_address]] Token token_;           // a stoppable_token, or no_stop_token
     std::optional<recv_result<std::size_t>> now_; // completed without waiting
     [[no_unique_address]] Resume resume_;
 };
@@ -462,10 +468,10 @@ class [[nodiscard]] recv_many_awaitable : private recv_op_state<Queue> {
 /// when a cell seems free, or on a closed sender: try_send in one lock section, no operation
 /// state), or waiting (a send operation state constructed in await_suspend inside `waiting_`,
 /// borrowing `value_`).
-template <class Queue, class Resume = resume_default, class Token = std::stop_token>
+template <class Queue, class Resume = resume_default, class Token = default_stop_token>
 class [[nodiscard]] send_awaitable {
     using T = typename Queue::value_type;
-    using state = send_op_state<Queue, true>;
+    using state = send_op_state<Queue, true, state_token_t<Token>>;
 
     struct waiting_state : state {
         waiting_state(Queue* q, bool closed, T& value, Resume* resume) noexcept
@@ -557,7 +563,7 @@ class [[nodiscard]] send_awaitable {
     }
 
     Queue* queue_; // kept alive by the caller's endpoint, and by the state's own reference
-    [[no_unique_address]] Token token_; // std::stop_token, or no_stop_token
+    [[no_unique_address]] Token token_; // a stoppable_token, or no_stop_token
     [[no_unique_address]] Resume resume_;
     step step_ = step::fresh;
     T value_;     // the value to send; moved from once the channel took it
