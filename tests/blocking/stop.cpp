@@ -8,7 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <stop_token>
 #include <thread>
 
 namespace blocking_test {
@@ -44,7 +43,7 @@ TEST_CASE("blocking: a stop request cancels a receive that is waiting", "[cancel
     auto channel = cochan::mpmc::bounded<int>(1);
     auto& tx = channel.first;
     auto& rx = channel.second;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     std::atomic<int> outcome{-1};
     std::thread receiver([&] {
         auto r = rx.blocking_recv(stop.get_token());
@@ -67,7 +66,7 @@ TEST_CASE("blocking: a stop request cancels a send that is waiting and hands its
     auto& tx = channel.first;
     auto& rx = channel.second;
     REQUIRE(tx.try_send(1)); // full: the blocking send must wait
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     std::atomic<int> value_back{-1};
     std::thread sender([&] {
         auto r = tx.blocking_send(2, stop.get_token());
@@ -87,7 +86,7 @@ TEST_CASE("blocking: a stop requested before the call cancels it without linking
           "[cancellation-hand-off]") {
     linked = 0;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     stop.request_stop();
     auto r = rx.blocking_recv(stop.get_token());
     REQUIRE(!r);
@@ -108,7 +107,7 @@ TEST_CASE("blocking: a stop requested before the call cancels it even when it co
     linked = 0;
     auto [tx, rx] = cochan::spmc::bounded<int>(2);
     REQUIRE(tx.try_send(1));
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     stop.request_stop();
     auto r = rx.blocking_recv(stop.get_token());
     REQUIRE(!r);
@@ -128,7 +127,7 @@ TEST_CASE("blocking: with a token that can stop, a call that need not wait compl
     // the same token, stopped afterwards, still cancels a call that waits.
     linked = 0;
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     REQUIRE(tx.blocking_send(1, stop.get_token()));
     auto r = rx.blocking_recv(stop.get_token());
     REQUIRE(r);
@@ -147,7 +146,7 @@ TEST_CASE("blocking: with a token that can stop, a call that need not wait compl
     CHECK(outcome == static_cast<int>(cochan::send_errc::cancelled) + 1);
     CHECK(*rx.try_recv() == 2);
     tx.close();
-    std::stop_source live;
+    cochan::default_stop_source live;
     auto end = rx.blocking_recv(live.get_token());
     REQUIRE(!end);
     CHECK(end.error() == cochan::recv_errc::disconnected);
@@ -222,8 +221,8 @@ TEST_CASE("blocking: the caller's token object may be destroyed once the call wa
     // (AddressSanitizer reports it) instead of completing `cancelled`.
     linked = 0;
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
-    std::stop_source stop;
-    auto token = std::make_unique<std::stop_token>(stop.get_token());
+    cochan::default_stop_source stop;
+    auto token = std::make_unique<cochan::default_stop_token>(stop.get_token());
     std::atomic<int> outcome{-1};
     std::thread receiver([&, rx = rx] {
         auto r = rx.blocking_recv(*token);
@@ -236,8 +235,8 @@ TEST_CASE("blocking: the caller's token object may be destroyed once the call wa
     CHECK(outcome == static_cast<int>(cochan::recv_errc::cancelled));
 
     REQUIRE(tx.try_send(1)); // full: the send below waits
-    std::stop_source stop_send;
-    token = std::make_unique<std::stop_token>(stop_send.get_token());
+    cochan::default_stop_source stop_send;
+    token = std::make_unique<cochan::default_stop_token>(stop_send.get_token());
     std::atomic<int> value_back{-1};
     std::thread sender([&, tx = tx] {
         auto r = tx.blocking_send(2, *token);
@@ -252,8 +251,8 @@ TEST_CASE("blocking: the caller's token object may be destroyed once the call wa
     CHECK(*rx.try_recv() == 1);
 
     auto [once_tx, once_rx] = cochan::oneshot<int>(); // nothing sent: the receive waits
-    std::stop_source stop_once;
-    token = std::make_unique<std::stop_token>(stop_once.get_token());
+    cochan::default_stop_source stop_once;
+    token = std::make_unique<cochan::default_stop_token>(stop_once.get_token());
     std::atomic<int> once_outcome{-1};
     auto& once = once_rx; // clang 14 cannot capture a structured binding
     std::thread once_receiver([&] {

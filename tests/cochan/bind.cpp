@@ -10,7 +10,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <stop_token>
 #include <vector>
 
 using namespace cochan_test;
@@ -32,8 +31,8 @@ TEST_CASE("a bound receiver resumes through its target, not inline", "[bind][whe
     REQUIRE(tx.try_send(8));
     CHECK(rx.size() == 1);
     CHECK(*rx.try_recv() == 8);
-    std::stop_source stop;
-    auto u = [](const auto& rx, std::stop_token tok) -> task<int> {
+    cochan::default_stop_source stop;
+    auto u = [](const auto& rx, cochan::default_stop_token tok) -> task<int> {
         auto r = co_await rx.recv(std::move(tok));
         co_return r ? *r : -static_cast<int>(r.error());
     }(rx, stop.get_token());

@@ -9,7 +9,6 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
-#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,7 @@ namespace {
 
 template <class Tx, class V>
 task<cochan::send_result<V>> send_via(Tx& tx, V v, manual_scheduler& sched,
-                                      std::stop_token token = {}) {
+                                      cochan::default_stop_token token = {}) {
     co_return co_await tx.send(std::move(v), std::move(token)).resume_on(sched.executor());
 }
 
@@ -103,7 +102,7 @@ TEMPLATE_TEST_CASE("cancelling a send before its grant hands the value back and 
         auto [tx, rx] = TestType::make(1);
         REQUIRE(tx.try_send(counted(1)));
         manual_scheduler sched;
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         auto pending = send_via(tx, counted(2), sched, stop.get_token());
         REQUIRE_FALSE(pending.done());
 
@@ -132,7 +131,7 @@ TEMPLATE_TEST_CASE("a send with a stop token: a free slot takes it at once unles
     // must not keep a send that finds a free slot from completing at once.
     auto [tx, rx] = TestType::make(1);
     manual_scheduler sched;
-    std::stop_source stopped;
+    cochan::default_stop_source stopped;
     stopped.request_stop();
     auto refused = send_via(tx, 1, sched, stopped.get_token());
     REQUIRE(refused.done());
@@ -141,7 +140,7 @@ TEMPLATE_TEST_CASE("a send with a stop token: a free slot takes it at once unles
     CHECK(refused.result().error().value == 1);
     CHECK(rx.size() == 0);
 
-    std::stop_source live;
+    cochan::default_stop_source live;
     auto sent = send_via(tx, 2, sched, live.get_token());
     REQUIRE(sent.done());
     CHECK(sent.result());
@@ -158,7 +157,7 @@ TEMPLATE_TEST_CASE("a stop request after the slot grant does not cancel the send
         auto [tx, rx] = TestType::make(1);
         REQUIRE(tx.try_send(counted(1)));
         manual_scheduler sched;
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         auto pending = send_via(tx, counted(2), sched, stop.get_token());
 
         CHECK(rx.try_recv()->value == 1); // grants the slot: 2 moves in
@@ -237,7 +236,7 @@ TEST_CASE("a cancelled waiting MPMC sender passes its turn to the next",
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     REQUIRE(tx.try_send(0));
     manual_scheduler sched;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto a = send_via(tx, 1, sched, stop.get_token());
     auto b = send_via(tx, 2, sched);
     stop.request_stop();

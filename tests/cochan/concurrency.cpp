@@ -17,7 +17,6 @@
 #include <mutex>
 #include <optional>
 #include <random>
-#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -141,9 +140,9 @@ namespace {
 // Stop sources offered by operations; a chaos thread requests stops on random ones.
 class chaos {
   public:
-    std::stop_token maybe_offer(std::mt19937& rng) {
+    cochan::default_stop_token maybe_offer(std::mt19937& rng) {
         if (rng() % 4 != 0) return {};
-        std::stop_source s;
+        cochan::default_stop_source s;
         if (rng() % 32 == 0) {
             // Already stopped: the operation is cancelled before it starts. This also makes
             // sure every run cancels something, however the striker thread is scheduled.
@@ -156,7 +155,7 @@ class chaos {
         return s.get_token();
     }
     void strike(std::mt19937& rng) {
-        std::stop_source s;
+        cochan::default_stop_source s;
         {
             std::lock_guard lock(mutex_);
             if (sources_.empty()) return;
@@ -169,7 +168,7 @@ class chaos {
 
   private:
     std::mutex mutex_;
-    std::vector<std::stop_source> sources_;
+    std::vector<cochan::default_stop_source> sources_;
 };
 
 // What the chaos did, so the test can show it exercised what it claims to.

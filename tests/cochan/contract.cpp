@@ -12,7 +12,6 @@
 
 #include <memory>
 #include <optional>
-#include <stop_token>
 #include <vector>
 
 using namespace cochan_test;
@@ -22,7 +21,7 @@ namespace {
 // Receives once, resumed through `sched`, and returns the result.
 template <class Rx>
 task<cochan::recv_result<typename Rx::value_type>> recv_via(Rx& rx, manual_scheduler& sched,
-                                                            std::stop_token token = {}) {
+                                                            cochan::default_stop_token token = {}) {
     co_return co_await rx.recv(std::move(token)).resume_on(sched.executor());
 }
 
@@ -121,7 +120,7 @@ TEMPLATE_TEST_CASE("a stop request after the grant does not cancel the receive",
                    "[contract][cancellation-hand-off]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto t = recv_via(rx, sched, stop.get_token());
     REQUIRE(push(tx, 5));
     stop.request_stop();
@@ -135,7 +134,7 @@ TEMPLATE_TEST_CASE("cancelling before the grant removes the waiter",
                    "[contract][cancellation-hand-off]", COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     manual_scheduler sched;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto cancelled = recv_via(rx, sched, stop.get_token());
     auto destroyed = recv_via(rx, sched);
     auto next = recv_via(rx, sched);
@@ -160,7 +159,7 @@ TEMPLATE_TEST_CASE("a stop token already stopped cancels without touching the ch
     auto [tx, rx] = TestType::make();
     REQUIRE(push(tx, 1));
     manual_scheduler sched;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     stop.request_stop();
     auto t = recv_via(rx, sched, stop.get_token());
     REQUIRE(t.done());
@@ -176,7 +175,7 @@ TEMPLATE_TEST_CASE("a receive with a live stop token takes a buffered value at o
     auto [tx, rx] = TestType::make();
     REQUIRE(push(tx, 1));
     manual_scheduler sched;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto t = recv_via(rx, sched, stop.get_token());
     REQUIRE(t.done());
     CHECK(*t.result() == 1);

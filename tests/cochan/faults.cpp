@@ -20,7 +20,6 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <utility>
 #include <vector>
 
@@ -395,11 +394,11 @@ TEMPLATE_TEST_CASE("fault: a blocking receive completing at once hands the value
         auto [tx, rx] = TestType::make(3);
         REQUIRE(send_now(tx, 1));
         REQUIRE(send_now(tx, 2));
-        std::stop_source stop; // never stopped
+        cochan::default_stop_source stop; // never stopped
         arm(k);
         int got = threw;
         try {
-            auto r = rx.blocking_recv(with_token ? stop.get_token() : std::stop_token{});
+            auto r = rx.blocking_recv(with_token ? stop.get_token() : cochan::default_stop_token{});
             got = r ? r->value : 0;
         } catch (const std::runtime_error&) {
         }
@@ -421,12 +420,12 @@ TEMPLATE_TEST_CASE("fault: a blocking send completing at once is strong at every
     const int faults = for_every_fault([with_token](int k) {
         auto [tx, rx] = TestType::make(2);
         REQUIRE(send_now(tx, 1));
-        std::stop_source stop; // never stopped
+        cochan::default_stop_source stop; // never stopped
         arm(k);
         int sent = threw;
         try {
             sent = tx.blocking_send(throwing_move(2),
-                                    with_token ? stop.get_token() : std::stop_token{})
+                                    with_token ? stop.get_token() : cochan::default_stop_token{})
                        ? 1
                        : 0;
         } catch (const std::runtime_error&) {

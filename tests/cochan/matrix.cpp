@@ -20,7 +20,6 @@
 #include <concepts>
 #include <cstddef>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -222,8 +221,8 @@ task<cochan::recv_result<std::variant<typename Rx::value_type...>>> co_select(co
     co_return co_await cochan::select(rx...);
 }
 template <class... Rx>
-task<cochan::recv_result<std::variant<typename Rx::value_type...>>> co_select(std::stop_token token,
-                                                                              const Rx&... rx) {
+task<cochan::recv_result<std::variant<typename Rx::value_type...>>>
+co_select(cochan::default_stop_token token, const Rx&... rx) {
     co_return co_await cochan::select(std::move(token), rx...);
 }
 
@@ -274,7 +273,8 @@ TEMPLATE_LIST_TEST_CASE("matrix: each kind has exactly the members the reference
     STATIC_REQUIRE(std::is_same_v<typename Rx::value_type, int>);
     // Sends (a deleted overload reads as absent, as for any generic code).
     STATIC_REQUIRE(requires(Tx & tx) { tx.try_send(1); } == K::has_capacity);
-    STATIC_REQUIRE(requires(Tx & tx, std::stop_token t) { tx.send(1, t); } == K::has_capacity);
+    STATIC_REQUIRE(requires(Tx & tx, cochan::default_stop_token t) { tx.send(1, t); } ==
+                   K::has_capacity);
     STATIC_REQUIRE(requires(Tx & tx) { tx.blocking_send(1); } == !K::is_oneshot);
     STATIC_REQUIRE(requires(Tx & tx) { tx.blocking_send_for(1, 1ms); } == K::has_capacity);
     STATIC_REQUIRE(requires(const Tx& tx) { tx.send(1); } == K::multi); // const: MPMC only
@@ -409,7 +409,7 @@ TEMPLATE_LIST_TEST_CASE("matrix: recv(token) is cancelled by a stop request befo
     { // already stopped: cancelled without waiting, even with a value there
         channel<K> c;
         auto s = offer(c, 7);
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         stop.request_stop();
         CHECK(show(co_recv(c.rx, stop.get_token())) == show(recv_errc::cancelled));
         CHECK(show(c.rx.blocking_recv(stop.get_token())) == show(recv_errc::cancelled));
@@ -419,7 +419,7 @@ TEMPLATE_LIST_TEST_CASE("matrix: recv(token) is cancelled by a stop request befo
     }
     { // stopped while it waits
         channel<K> c;
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         auto r = co_recv(c.rx, stop.get_token());
         CHECK(show(r) == "still waiting");
         stop.request_stop();
@@ -444,7 +444,7 @@ TEMPLATE_LIST_TEST_CASE("matrix: send(v, token) is cancelled by a stop request b
         channel<K> c;
         std::optional<task<cochan::recv_result<int>>> r;
         if constexpr (K::is_rendezvous) r.emplace(co_recv(c.rx));
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         stop.request_stop();
         CHECK(show(co_send(c.tx, 7, stop.get_token())) == back(send_errc::cancelled, 7));
         CHECK(show(c.tx.blocking_send(8, stop.get_token())) == back(send_errc::cancelled, 8));
@@ -460,7 +460,7 @@ TEMPLATE_LIST_TEST_CASE("matrix: send(v, token) is cancelled by a stop request b
     { // stopped while it waits for room
         channel<K> c;
         fill(c);
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         auto s = co_send(c.tx, 9, stop.get_token());
         CHECK(show(s) == "still waiting");
         stop.request_stop();
@@ -543,7 +543,7 @@ TEMPLATE_LIST_TEST_CASE("matrix: blocking_send and blocking_recv between two thr
     }
     { // woken by a stop request from another thread (or cancelled at once, if it came first)
         channel<K> c;
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         std::thread stopper([&] { stop.request_stop(); });
         auto r = c.rx.blocking_recv(stop.get_token());
         stopper.join();
@@ -820,7 +820,7 @@ TEMPLATE_LIST_TEST_CASE("matrix: recv_many and try_recv_many take what is there,
     { // with a stop token: cancelled before or while it waits
         channel<K> c;
         std::vector<int> out;
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         auto r = co_recv_many(c.rx, out, stop.get_token());
         stop.request_stop();
         c.settle();
@@ -874,7 +874,7 @@ TEMPLATE_LIST_TEST_CASE("matrix: select and try_select over a receiver of each k
     { // with a stop token
         channel<K> a;
         channel<other_kind> b;
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         auto r = co_select(stop.get_token(), a.rx, b.rx);
         CHECK(show(r) == "still waiting");
         stop.request_stop();

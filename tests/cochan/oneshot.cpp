@@ -15,7 +15,6 @@
 #include <array>
 #include <chrono>
 #include <optional>
-#include <stop_token>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -34,7 +33,8 @@ template <class Rx> task<cochan::recv_result<typename Rx::value_type>> receive(R
 }
 
 template <class Rx>
-task<cochan::recv_result<typename Rx::value_type>> receive(Rx& rx, std::stop_token token) {
+task<cochan::recv_result<typename Rx::value_type>> receive(Rx& rx,
+                                                           cochan::default_stop_token token) {
     auto r = co_await rx.recv(std::move(token));
     co_return std::move(r);
 }
@@ -297,7 +297,7 @@ TEST_CASE("oneshot: a receive waiting when its receiver is destroyed completes d
 TEST_CASE("oneshot: a stop request cancels a waiting receive, which leaves no trace",
           "[oneshot][cancel][cancellation-hand-off][where-resumed]") {
     auto [tx, rx] = cochan::oneshot<int>();
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto waiting = receive(rx, stop.get_token());
     REQUIRE_FALSE(waiting.done());
     stop.request_stop();
@@ -316,7 +316,7 @@ TEST_CASE("oneshot: a token already stopped cancels without taking the value",
           "[oneshot][cancel][cancellation-hand-off]") {
     auto [tx, rx] = cochan::oneshot<int>();
     REQUIRE(tx.send(5));
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     stop.request_stop();
     auto r = receive(rx, stop.get_token());
     REQUIRE(r.done());
@@ -329,8 +329,8 @@ TEST_CASE("oneshot: a stop request after the grant does not take the value away"
           "[oneshot][cancel][cancellation-hand-off]") {
     auto [tx, rx] = cochan::oneshot<int>();
     manual_scheduler sched;
-    std::stop_source stop;
-    auto waiting = [](receiver& rx, std::stop_token token,
+    cochan::default_stop_source stop;
+    auto waiting = [](receiver& rx, cochan::default_stop_token token,
                       manual_scheduler& s) -> task<cochan::recv_result<int>> {
         auto r = co_await rx.recv(std::move(token)).resume_on(s.executor());
         co_return r;
@@ -467,7 +467,7 @@ TEST_CASE("oneshot: blocking_recv is woken by the sender's departure or a stop r
     CAPTURE(by_stop);
     for (int round = 0; round < 50; ++round) {
         auto [tx, rx] = cochan::oneshot<int>();
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         std::optional<cochan::recv_result<int>> got;
         std::thread t([&got, &stop, rx = std::move(rx)]() mutable {
             got.emplace(rx.blocking_recv(stop.get_token()));

@@ -12,7 +12,6 @@
 
 #include <deque>
 #include <stdexcept>
-#include <stop_token>
 #include <vector>
 
 using namespace cochan_test;
@@ -89,8 +88,8 @@ TEMPLATE_TEST_CASE("co_await recv_many reports disconnected and cancelled like r
                    COCHAN_ALL_KINDS(int)) {
     auto [tx, rx] = TestType::make();
     std::vector<int> out;
-    std::stop_source stop;
-    auto waiting = [](auto& rx, std::vector<int>& out, std::stop_token t) -> task<int> {
+    cochan::default_stop_source stop;
+    auto waiting = [](auto& rx, std::vector<int>& out, cochan::default_stop_token t) -> task<int> {
         auto r = co_await rx.recv_many(out, 4, std::move(t));
         co_return r ? static_cast<int>(*r) : -static_cast<int>(r.error()) - 1;
     }(rx, out, stop.get_token());

@@ -15,7 +15,6 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <thread>
 #include <utility>
 
@@ -29,7 +28,7 @@ template <class Rx> task<std::optional<int>> receive(Rx& rx) {
     co_return *r;
 }
 
-template <class Rx> task<std::optional<int>> receive(Rx& rx, std::stop_token token) {
+template <class Rx> task<std::optional<int>> receive(Rx& rx, cochan::default_stop_token token) {
     auto r = co_await rx.recv(std::move(token));
     if (!r) co_return std::nullopt;
     co_return *r;
@@ -161,10 +160,11 @@ TEST_CASE("bug: a receive cancelled from inside the trampoline and then destroye
           "[regression][resumption][cancellation-hand-off][where-resumed]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
     auto [tx, rx] = cochan::spmc::unbounded<int>();
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     std::optional<task<std::optional<int>>> consumer;
     consumer.emplace(receive(rx, stop.get_token()));
-    auto controller = [](auto& ctl_rx, std::stop_source& stop, auto& consumer) -> task<void> {
+    auto controller = [](auto& ctl_rx, cochan::default_stop_source& stop,
+                         auto& consumer) -> task<void> {
         auto go = co_await ctl_rx.recv();
         REQUIRE(go);
         stop.request_stop(); // completes the receive as cancelled; its resumption is queued
@@ -183,10 +183,10 @@ TEST_CASE("a receive cancelled from inside the trampoline resumes when the cance
           "[resumption][cancellation-hand-off][where-resumed]") {
     auto [ctl_tx, ctl_rx] = cochan::spmc::unbounded<int>();
     auto [tx, rx] = cochan::spmc::unbounded<int>();
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto consumer = receive(rx, stop.get_token());
     bool consumer_done_inside = true;
-    auto controller = [](auto& ctl_rx, std::stop_source& stop, auto& consumer,
+    auto controller = [](auto& ctl_rx, cochan::default_stop_source& stop, auto& consumer,
                          bool& done_inside) -> task<void> {
         auto go = co_await ctl_rx.recv();
         REQUIRE(go);
@@ -308,11 +308,11 @@ TEST_CASE("bug: a granted receive queued on the trampoline outlived every endpoi
 TEST_CASE("bug: a stop request after every endpoint was gone reached the freed channel",
           "[regression][resumption][cancellation-hand-off][where-resumed]") {
     manual_scheduler later;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     task<std::optional<int>> consumer;
     {
         auto [tx, rx] = cochan::spmc::unbounded<int>();
-        consumer = [](auto& rx, std::stop_token token,
+        consumer = [](auto& rx, cochan::default_stop_token token,
                       manual_scheduler& q) -> task<std::optional<int>> {
             auto r = co_await rx.recv(std::move(token)).resume_on(q.executor());
             if (!r) co_return std::nullopt;

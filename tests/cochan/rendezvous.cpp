@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -28,7 +27,7 @@ template <class Rx> task<std::optional<int>> receive(Rx& rx) {
 }
 
 // -1: sent; otherwise the value that came back.
-template <class Tx> task<int> send(Tx& tx, int v, std::stop_token token = {}) {
+template <class Tx> task<int> send(Tx& tx, int v, cochan::default_stop_token token = {}) {
     auto r = co_await tx.send(v, std::move(token));
     co_return r ? -1 : r.error().value;
 }
@@ -131,7 +130,7 @@ TEST_CASE("rendezvous: a waiting send cancelled by a stop request gets its value
           "[rendezvous][cancellation-hand-off]") {
     both_kinds([](auto ch) {
         auto& [tx, rx] = ch;
-        std::stop_source stop;
+        cochan::default_stop_source stop;
         auto sender = send(tx, 8, stop.get_token());
         REQUIRE_FALSE(sender.done());
         stop.request_stop();

@@ -17,7 +17,6 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
 #include <thread>
 #include <variant>
@@ -41,7 +40,7 @@ template <class... Rx> task<std::pair<int, int>> select_once(const Rx&... rx) {
 }
 
 template <class... Rx>
-task<std::pair<int, int>> select_until_stopped(std::stop_token token, const Rx&... rx) {
+task<std::pair<int, int>> select_until_stopped(cochan::default_stop_token token, const Rx&... rx) {
     auto r = co_await cochan::select(std::move(token), rx...);
     co_return flat(r);
 }
@@ -196,7 +195,7 @@ TEST_CASE("a stop request cancels a waiting select, and values sent afterwards s
           "[select][cancel][cancellation-hand-off]") {
     auto [tx0, rx0] = cochan::mpmc::bounded<int>(2);
     auto [tx1, rx1] = cochan::spmc::unbounded<int>();
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto t = select_until_stopped(stop.get_token(), rx0, rx1);
     REQUIRE_FALSE(t.done());
     stop.request_stop();
@@ -215,9 +214,10 @@ TEST_CASE("a stop request cancels a waiting select, and values sent afterwards s
         CHECK(*rx0.try_recv() == 3);
     }
     SECTION("a stop after the value was granted does not take it back") {
-        std::stop_source late;
+        cochan::default_stop_source late;
         manual_scheduler sched;
-        auto u = [](std::stop_token tok, auto& a, auto& b, auto post) -> task<std::pair<int, int>> {
+        auto u = [](cochan::default_stop_token tok, auto& a, auto& b,
+                    auto post) -> task<std::pair<int, int>> {
             auto r = co_await cochan::select(tok, a, b).resume_on(post);
             co_return flat(r);
         }(late.get_token(), rx0, rx1, sched.executor());
@@ -232,10 +232,10 @@ TEST_CASE("a stop request from another thread cancels a waiting select",
           "[select][cancel][cancellation-hand-off]") {
     auto [tx0, rx0] = cochan::mpmc::unbounded<int>();
     auto [tx1, rx1] = cochan::mpmc::unbounded<int>();
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     completion_latch done(1);
     std::pair<int, int> got{};
-    [](std::stop_token tok, auto& a, auto& b, auto& out, auto& latch) -> detached {
+    [](cochan::default_stop_token tok, auto& a, auto& b, auto& out, auto& latch) -> detached {
         out = flat(co_await cochan::select(tok, a, b));
         latch.count_down();
     }(stop.get_token(), rx0, rx1, got, done);
@@ -427,13 +427,13 @@ namespace {
 // consumer inline, which then calls token()).
 class stop_box {
   public:
-    std::stop_token token() {
+    cochan::default_stop_token token() {
         std::lock_guard lock(mutex_);
-        if (source_.stop_requested()) source_ = std::stop_source();
+        if (source_.stop_requested()) source_ = cochan::default_stop_source();
         return source_.get_token();
     }
     void stop() {
-        std::stop_source copy;
+        cochan::default_stop_source copy;
         {
             std::lock_guard lock(mutex_);
             copy = source_;
@@ -443,7 +443,7 @@ class stop_box {
 
   private:
     std::mutex mutex_;
-    std::stop_source source_;
+    cochan::default_stop_source source_;
 };
 } // namespace
 

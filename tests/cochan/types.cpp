@@ -12,7 +12,6 @@
 #include <chrono>
 #include <memory>
 #include <stdexcept>
-#include <stop_token>
 #include <vector>
 
 using namespace cochan_test;
@@ -65,7 +64,7 @@ TEMPLATE_TEST_CASE("values that cannot be assigned travel through the blocking c
     REQUIRE_FALSE(full);
     CHECK(full.error().reason == cochan::send_errc::timed_out);
     CHECK(full.error().value.value == 2);
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     auto a = rx.blocking_recv(stop.get_token());
     REQUIRE(a);
     CHECK(a->value == 1);

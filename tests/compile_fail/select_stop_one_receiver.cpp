@@ -5,12 +5,10 @@
 
 #include <cochan/cochan.hpp>
 
-#include <stop_token>
-
 int main() {
     auto [tx0, rx0] = cochan::spmc::unbounded<int>();
     auto [tx1, rx1] = cochan::mpmc::unbounded<int>();
-    std::stop_source stop;
+    cochan::default_stop_source stop;
 #ifdef COCHAN_COMPILE_FAIL_CONTROL
     auto r = cochan::select(stop.get_token(), rx0, rx1); // awaited in a coroutine; built here only
 #else

@@ -34,7 +34,6 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
-#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,7 +131,7 @@ struct actor_info {
     std::uint64_t linking_mark = 0; // actor_table::foreign_runs_ when it began linking
     bool op_suspended = false;
     bool stopped_before_link = false;
-    std::stop_source stop;
+    cochan::default_stop_source stop;
     bool use_token = false;    // operations carry `stop`'s token (until one is cancelled)
     std::vector<int> last_seq; // consumers: the last value seen from each producer
     const char* op = "start";  // what it is doing, for traces: op and op_value's name

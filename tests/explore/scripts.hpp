@@ -15,7 +15,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <utility>
 #include <variant>
@@ -248,7 +247,7 @@ actor_task produce(run_state& run, actor_info& self, held<Tx> tx, producer_scrip
                         continue; // now wait for a slot
                     }
                 } else {
-                    std::stop_token token;
+                    cochan::default_stop_token token;
                     if (self.use_token) token = self.stop.get_token();
                     run.actors.begin_op(self, "send", id, false);
                     const bool stopped_before = token.stop_requested();
@@ -340,7 +339,7 @@ actor_task consume(run_state& run, actor_info& self, held<Rx> rx, consumer_scrip
             }
             if (r.error() != cochan::recv_errc::empty) run.log.fail(self.name + ": try_recv error");
         }
-        std::stop_token token;
+        cochan::default_stop_token token;
         if (self.use_token) token = self.stop.get_token();
         run.actors.begin_op(self, "recv", -1, true);
         const bool stopped_before = token.stop_requested();
@@ -433,7 +432,7 @@ actor_task select_consume(run_state& run, actor_info& self, held<Rx0> rx0, held<
                 run.log.fail(self.name + ": try_select said empty with values buffered");
             }
         }
-        std::stop_token token;
+        cochan::default_stop_token token;
         if (self.use_token) token = self.stop.get_token();
         run.actors.begin_op(self, "select", -1, true, false, both);
         const bool stopped_before = token.stop_requested();

@@ -49,7 +49,6 @@
 #include <cstdlib>
 #include <deque>
 #include <optional>
-#include <stop_token>
 #include <string>
 #include <utility>
 #include <variant>
@@ -136,19 +135,21 @@ class picking_scheduler {
 };
 
 template <class Rx>
-task<cochan::recv_result<payload>> recv_op(Rx& rx, std::stop_token token, picking_scheduler& s) {
+task<cochan::recv_result<payload>> recv_op(Rx& rx, cochan::default_stop_token token,
+                                           picking_scheduler& s) {
     co_return co_await rx.recv(std::move(token)).resume_on(s.executor());
 }
 
 using select_result = cochan::recv_result<std::variant<payload, payload>>;
 
 template <class A, class B>
-task<select_result> select_op(const A& a, const B& b, std::stop_token token, picking_scheduler& s) {
+task<select_result> select_op(const A& a, const B& b, cochan::default_stop_token token,
+                              picking_scheduler& s) {
     co_return co_await cochan::select(std::move(token), a, b).resume_on(s.executor());
 }
 
 template <class Tx>
-task<cochan::send_result<payload>> send_op(Tx& tx, payload v, std::stop_token token,
+task<cochan::send_result<payload>> send_op(Tx& tx, payload v, cochan::default_stop_token token,
                                            picking_scheduler& s) {
     co_return co_await tx.send(std::move(v), std::move(token)).resume_on(s.executor());
 }
@@ -181,7 +182,7 @@ struct op_record {
     int value = -1;   // send: the value it offers; recv, select: the value granted to it
     op_state state = op_state::waiting;
     outcome result = outcome::ok;
-    std::optional<std::stop_source> stop;
+    std::optional<cochan::default_stop_source> stop;
     // select: the main channel is branch 0 (else the side channel is), the channel a value came
     // from, and how many of its branches are linked in a channel that may still deliver.
     bool main_first = true;
@@ -522,11 +523,11 @@ template <class Kind> class harness {
     /// SPMC: sends on the one sender must not overlap (the library asserts).
     bool producer_busy() const { return !multi && has_pending_op(op_kind::send, 0); }
 
-    std::stop_token token_for(op_record& op, std::uint8_t mode) {
+    cochan::default_stop_token token_for(op_record& op, std::uint8_t mode) {
         switch (mode % 4) {
         case 1: op.stop.emplace(); return op.stop->get_token();
         case 2: {
-            std::stop_source s;
+            cochan::default_stop_source s;
             s.request_stop(); // already stopped: cancels at once, touching nothing
             return s.get_token();
         }
@@ -584,7 +585,7 @@ template <class Kind> class harness {
             const int i = new_op(op_kind::send, k);
             auto& op = ops_[static_cast<std::size_t>(i)];
             op.value = v;
-            std::stop_token token = token_for(op, arg >> 4);
+            cochan::default_stop_token token = token_for(op, arg >> 4);
             note("send tx" + std::to_string(k) + " v" + std::to_string(v) + " as op" +
                  std::to_string(i) + (token.stop_requested() ? " (stopped token)" : ""));
             // Predicted: the checks of send_awaitable::await_suspend and send_or_wait, in order
@@ -626,7 +627,7 @@ template <class Kind> class harness {
         const int i = new_op(op_kind::recv, k);
         auto& op = ops_[static_cast<std::size_t>(i)];
         op.channel = c;
-        std::stop_token token = token_for(op, arg >> 4);
+        cochan::default_stop_token token = token_for(op, arg >> 4);
         note((c == 0 ? "recv rx" + std::to_string(k) : std::string("recv side")) + " as op" +
              std::to_string(i) + (token.stop_requested() ? " (stopped token)" : ""));
         bool waits = false;
@@ -658,7 +659,7 @@ template <class Kind> class harness {
         const int i = new_op(op_kind::select, k);
         auto& op = ops_[static_cast<std::size_t>(i)];
         op.main_first = (arg & 1) == 0;
-        std::stop_token token = token_for(op, arg >> 4);
+        cochan::default_stop_token token = token_for(op, arg >> 4);
         note(std::string("select ") + (op.main_first ? "(rx" : "(side, rx") + std::to_string(k) +
              (op.main_first ? ", side)" : ")") + " as op" + std::to_string(i) +
              (token.stop_requested() ? " (stopped token)" : ""));
