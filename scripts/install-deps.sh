@@ -18,13 +18,15 @@ if [[ ${CI:-} == true ]]; then yes=1; fi
 if [[ ${1:-} == --yes ]]; then yes=1; shift; fi
 
 # Compilers and tools: g++, clang 14 (the default clang, with its sanitizer and libFuzzer
-# runtimes), clang 16 (the UBSan stage: clang 14's -fsanitize=function cannot compile
-# coroutines), clang-format and clang-tidy 14, python3 (the link check, the benchmark report).
+# runtimes), clang 19 with LLVM's libc++ 19 (the UBSan stage: clang 14's -fsanitize=function
+# cannot compile coroutines; libc++ 19 has no std::stop_token without -fexperimental-library),
+# clang-format and clang-tidy 14, python3 (the link check, the benchmark report).
 # Test dependencies: Catch2 2, standalone Asio, Boost 1.81 (Boost.Asio, header-only).
 # Benchmark peers: Google Benchmark, Boost.Fiber 1.81, moodycamel. The lock's model: Spin.
 # pkgconf (pkg-config): the packaging test builds a program with `pkg-config --cflags cochan`.
 packages=(build-essential cmake ninja-build git python3
-          clang libclang-rt-14-dev clang-16 libclang-rt-16-dev clang-format clang-tidy
+          clang libclang-rt-14-dev clang-19 libclang-rt-19-dev libc++-19-dev libc++abi-19-dev
+          clang-format clang-tidy
           catch2 libasio-dev libboost1.81-dev libbenchmark-dev libboost-fiber1.81-dev
           libconcurrentqueue-dev spin pkgconf)
 # The benchmarks' Rust and Go peers, built offline: Debian's cargo/rustc and the crates they use
