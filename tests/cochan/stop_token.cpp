@@ -83,19 +83,17 @@ TEST_CASE("cochan::stop_source and stop_token: requests, copies, possibility", "
     cochan::stop_token orphan;
     {
         cochan::stop_source a;
-        cochan::stop_source b = a;
-        orphan = b.get_token();
+        orphan = cochan::stop_source(a).get_token(); // a copy, gone before `a`
     }
     CHECK_FALSE(orphan.stop_possible());
     std::atomic<int> runs{0};
     { cochan::stop_callback cb(orphan, count{&runs}); }
     CHECK(runs == 0);
     // A stopped one stays possible (and stopped).
-    cochan::stop_token stopped = tok;
     { cochan::stop_source gone = std::move(src); }
     copy = cochan::stop_source(cochan::nostopstate);
-    CHECK(stopped.stop_requested());
-    CHECK(stopped.stop_possible());
+    CHECK(tok.stop_requested());
+    CHECK(tok.stop_possible());
 }
 
 TEST_CASE("cochan::stop_callback: runs once on request_stop, inline if registered after it, "
@@ -208,12 +206,14 @@ TEST_CASE("cochan::stop_token: concurrent requests run every callback once",
         cochan::stop_source src;
         std::vector<std::atomic<int>> runs(8);
         std::vector<std::unique_ptr<cochan::stop_callback<count>>> cbs;
+        cbs.reserve(runs.size());
         for (auto& r : runs) {
             cbs.push_back(
                 std::make_unique<cochan::stop_callback<count>>(src.get_token(), count{&r}));
         }
         std::atomic<int> firsts{0};
         std::vector<std::thread> threads;
+        threads.reserve(3);
         for (int t = 0; t < 3; ++t) {
             threads.emplace_back([&, copy = src]() mutable {
                 if (copy.request_stop()) firsts.fetch_add(1);
