@@ -151,8 +151,8 @@ TEST_CASE("every way a waiting operation is woken goes to the promise's schedule
     }
     SECTION("a stop request") {
         auto [tx, rx] = cochan::spmc::bounded<int>(1);
-        std::stop_source stop;
-        auto stoppable = [](recording_scheduler&, bool&, auto rx, std::stop_token t,
+        cochan::default_stop_source stop;
+        auto stoppable = [](recording_scheduler&, bool&, auto rx, cochan::default_stop_token t,
                             bool& woke) -> scheduled_task {
             auto r = co_await rx.recv(t);
             woke = !r.has_value();
