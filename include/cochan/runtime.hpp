@@ -22,9 +22,11 @@
 #include <cochan/scheduler.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -62,10 +64,12 @@ class job {
 };
 
 /// A thread pool for coroutines. Each worker has its own queue; a coroutine scheduled from a
-/// worker goes to that worker's queue, one scheduled from elsewhere to a shared queue. A worker
-/// runs its own queue first (oldest first), then the shared one, then takes the oldest
-/// coroutine of another worker's queue; with nothing found it keeps looking for a few
-/// microseconds (a wake-up through the OS costs more), then sleeps until work is scheduled.
+/// worker goes to that worker's `next` slot (the one before moves to the end of its FIFO), one
+/// scheduled from elsewhere to a shared queue. A worker runs its `next` slot first, then its
+/// FIFO (oldest first), then the shared queue, then takes the oldest coroutine of another
+/// worker's queue once it has waited there `steal_delay` (20 us by default); with nothing to
+/// take it keeps looking for a while (a wake-up through the OS costs more), then sleeps until
+/// work is scheduled.
 /// Each coroutine runs inside `resumption_scope(*this)`, so the coroutines it wakes through a
 /// channel go back to this pool even when their own promise names no scheduler.
 ///
@@ -77,14 +81,22 @@ class thread_pool {
     struct worker;
 
   public:
+    /// How long a coroutine waits in a busy worker's queue before an idle worker takes it, by
+    /// default: long enough for a producer and consumers that hand values to each other
+    /// quickly to stay on one worker, short beside real work (tens of microseconds a value).
+    static constexpr std::chrono::microseconds default_steal_delay{20};
+
     /// One worker per hardware thread (at least one).
     thread_pool() : thread_pool(default_size()) {}
-    /// `threads` workers; 0 means one.
-    explicit thread_pool(std::size_t threads) {
+    /// `threads` workers (0 means one); `steal_delay`: see default_steal_delay (zero: an idle
+    /// worker takes any queued coroutine at once).
+    explicit thread_pool(std::size_t threads,
+                         std::chrono::microseconds steal_delay = default_steal_delay)
+        : steal_delay_(steal_delay) {
         if (threads == 0) threads = 1;
         workers_.reserve(threads);
         for (std::size_t i = 0; i < threads; ++i) {
-            workers_.push_back(std::make_unique<worker>(this, i));
+            workers_.push_back(std::make_unique<worker>(this, i, threads));
         }
         try {
             for (auto& w : workers_) {
@@ -117,8 +129,11 @@ class thread_pool {
     /// (then `h` was not queued).
     void schedule(std::coroutine_handle<> h) {
         worker* here = current();
-        run_queue& q = here != nullptr && here->pool == this ? here->queue : shared_;
-        q.push(h);
+        if (here != nullptr && here->pool == this) {
+            here->queue.push_next(h);
+        } else {
+            shared_.push(h);
+        }
         wake_one_if_idle();
     }
 
@@ -152,7 +167,21 @@ class thread_pool {
   private:
     friend class job;
 
-    /// A FIFO of coroutine handles under a short lock, with its length readable without it.
+    /// A thief's last sighting of another worker's queue (run_queue::steal).
+    struct sighting {
+        std::uint64_t key = ~std::uint64_t{0};
+        std::chrono::steady_clock::time_point at{};
+    };
+
+    /// A worker's queue, or the shared one: a FIFO of coroutine handles and, for a worker, a
+    /// `next` slot (Go's runnext, Tokio's LIFO slot) holding the coroutine it woke last, which
+    /// it runs first. Another worker takes from it only what has waited there for
+    /// `steal_delay` (the oldest of the FIFO, else the slot): coroutines that hand off to each
+    /// other quickly (a producer filling a buffer, consumers draining it) stay on one worker
+    /// instead of bouncing between cores for every hand-off, while a coroutine stuck behind
+    /// real work is taken by an idle worker a few microseconds later. The thief times the wait
+    /// by its own clock (the pusher reads none). Everything under one short lock; `size_` is
+    /// readable without it.
     class run_queue {
       public:
         void push(std::coroutine_handle<> h) {
@@ -162,28 +191,78 @@ class thread_pool {
             // against a parking worker's increment of `sleepers_` and its read of this count.
             size_.fetch_add(1, std::memory_order_seq_cst);
         }
+        /// Puts `h` in the `next` slot; a coroutine already there moves to the FIFO's end.
+        void push_next(std::coroutine_handle<> h) {
+            std::lock_guard lock(lock_);
+            if (next_) items_.push_back(next_); // may throw: then nothing changed
+            next_ = h;
+            ++next_seq_;
+            size_.fetch_add(1, std::memory_order_seq_cst); // as in push()
+        }
+        /// The owner's pop: the `next` slot first, but never more than `next_streak_limit`
+        /// times in a row while the FIFO waits (two coroutines handing off to each other
+        /// would keep the rest waiting).
         std::coroutine_handle<> pop() noexcept {
             if (size_.load(std::memory_order_relaxed) == 0) return {}; // a hint: checked below
             std::lock_guard lock(lock_);
-            if (items_.empty()) return {};
-            std::coroutine_handle<> h = items_.front();
-            items_.pop_front();
-            size_.fetch_sub(1, std::memory_order_relaxed);
-            return h;
+            if (next_ && (items_.empty() || streak_ < next_streak_limit)) {
+                ++streak_;
+                return take_next();
+            }
+            streak_ = 0;
+            return take_front();
+        }
+        /// Another worker's pop: what `seen` shows has been the oldest coroutine here (the
+        /// FIFO's front, else the `next` slot's) for `steal_delay` or more.
+        std::coroutine_handle<> steal(sighting& seen,
+                                      std::chrono::microseconds steal_delay) noexcept {
+            if (size_.load(std::memory_order_relaxed) == 0) return {}; // a hint
+            std::lock_guard lock(lock_);
+            if (items_.empty() && !next_) return {};
+            // Which coroutine is oldest: the front (numbered by the pops before it), or the
+            // slot's (numbered by its puts); the low bit tells them apart.
+            const std::uint64_t key = !items_.empty() ? popped_ << 1 : next_seq_ << 1 | 1;
+            const auto now = std::chrono::steady_clock::now();
+            if (seen.key != key) {
+                seen = {key, now};
+                return {};
+            }
+            if (now - seen.at < steal_delay) return {};
+            return !items_.empty() ? take_front() : take_next();
         }
         bool empty() const noexcept { return size_.load(std::memory_order_seq_cst) == 0; }
 
       private:
+        std::coroutine_handle<> take_next() noexcept {
+            size_.fetch_sub(1, std::memory_order_relaxed);
+            return std::exchange(next_, {});
+        }
+        std::coroutine_handle<> take_front() noexcept {
+            if (items_.empty()) return {};
+            std::coroutine_handle<> h = items_.front();
+            items_.pop_front();
+            ++popped_;
+            size_.fetch_sub(1, std::memory_order_relaxed);
+            return h;
+        }
+
+        static constexpr unsigned next_streak_limit = 32;
+
         detail::channel_lock lock_;
         std::deque<std::coroutine_handle<>> items_; // guarded by lock_
-        std::atomic<std::size_t> size_{0};          // items_.size(), written under lock_
+        std::coroutine_handle<> next_;              // guarded by lock_
+        std::uint64_t next_seq_ = 0;                // guarded by lock_: puts into next_
+        std::uint64_t popped_ = 0;                  // guarded by lock_: pops from items_' front
+        unsigned streak_ = 0;                       // guarded by lock_: next_ pops in a row
+        std::atomic<std::size_t> size_{0}; // items_.size() + (next_ ? 1 : 0), written under lock_
     };
 
     struct worker {
-        worker(thread_pool* p, std::size_t i) noexcept : pool(p), index(i) {}
+        worker(thread_pool* p, std::size_t i, std::size_t n) : pool(p), index(i), seen(n) {}
         thread_pool* pool;
         std::size_t index;
         run_queue queue;
+        std::vector<sighting> seen; // of each worker's `next` slot, by this worker only
         std::thread thread;
     };
 
@@ -206,13 +285,14 @@ class thread_pool {
         }
     }
 
-    /// Own queue, then the shared one, then the oldest coroutine of another worker.
+    /// Own queue (its `next` slot first), then the shared one, then another worker's.
     std::coroutine_handle<> find_work(worker& me) noexcept {
         if (auto h = me.queue.pop()) return h;
         if (auto h = shared_.pop()) return h;
         const std::size_t n = workers_.size();
         for (std::size_t k = 1; k < n; ++k) {
-            if (auto h = workers_[(me.index + k) % n]->queue.pop()) return h;
+            const std::size_t victim = (me.index + k) % n;
+            if (auto h = workers_[victim]->queue.steal(me.seen[victim], steal_delay_)) return h;
         }
         return {};
     }
@@ -300,6 +380,7 @@ class thread_pool {
     static constexpr int search_pauses = 64;
     static constexpr int search_yields = 64;
 
+    std::chrono::microseconds steal_delay_;        // fixed after construction
     std::vector<std::unique_ptr<worker>> workers_; // fixed after construction
     run_queue shared_;                             // coroutines scheduled from other threads
 
