@@ -135,7 +135,7 @@ def ecosystem_rows(summary):
 
 def table_ecosystem(rows, summary):
     head = ["queue", "runtime", "topology", "cochan SPMC", "cochan MPMC", "SPMC posted ‡",
-            "SPMC runtime §", "SPMC plain ¶", "Asio",
+            "SPMC runtime", "SPMC plain", "Asio",
             "Boost.Fiber", "async-channel", "flume", "Go chan",
             "moodycamel †", "mutex+cv deque †", "cochan blocking †", "fastest peer", "ratio",
             "vs limit"]
