@@ -30,7 +30,7 @@ template <class P>
 concept poster = std::move_constructible<std::decay_t<P>> &&
     std::invocable<detail::stored_ref_t<P>, detail::any_handle>;
 
-/// The first round's name of `poster`, kept for code written against it.
+/// `poster`'s former name, kept so that code written against it still compiles.
 template <class P>
 concept coroutine_poster = poster<P>;
 

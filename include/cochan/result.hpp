@@ -392,13 +392,12 @@ class [[nodiscard]] result : public detail::result_monads<result<V, E>> {
 };
 
 // result_destructor_note: both `result` templates have a user-provided (empty) destructor, so
-// they are never trivially copyable and are returned in memory, constructed in place. With a
-// trivially copyable 16-byte result (`recv_result<std::uint64_t>`), g++ 12 built the result of
+// they are never trivially copyable and are returned in memory, constructed in place. A
+// trivially copyable 16-byte result (`recv_result<std::uint64_t>`) lets g++ build the result of
 // `auto r = co_await rx.recv()` on the stack in two stores (the value, then the variant's
-// index) and copied it into the coroutine frame with one 16-byte load, which the CPU cannot
-// forward from two smaller stores: a store-forwarding stall on every value received. A loop of
-// receives that complete at once took 18.3 ns per value with it and 11.5 ns without it (clang
-// 14: 12.4 ns either way). docs/decisions.md, D-017.
+// index) and copy it into the coroutine frame with one 16-byte load, which the CPU cannot
+// forward from two smaller stores: a store-forwarding stall on every value received
+// (docs/decisions.md, D-017).
 
 /// Success without a value, or an error.
 template <class E>

@@ -646,9 +646,8 @@ template <class Derived, class Held, class Handler> class op_base : public track
     /// completion goes to that thread's private queue (no lock, no wake-up of another thread)
     /// and runs when the current handler returns (a coroutine: when it suspends), unless
     /// another thread has taken it from the shared queue by then; from any other thread it is
-    /// queued as by `post`. With `post`, every wake-up locked the scheduler's mutex and woke
-    /// an idle thread, which then contended for the channel: 2-8x slower on the worker-thread
-    /// rows of docs/decisions.md, D-016.
+    /// queued as by `post`. `post` would lock the scheduler's mutex and wake an idle thread on
+    /// every wake-up, and that thread would contend for the channel (docs/decisions.md, D-016).
     static void post_to_executor(Derived* op) noexcept { // NOLINT(bugprone-exception-escape)
         auto ex = op->work_->get_executor();
         net::defer(ex, completion<Derived>(op, net::get_associated_allocator(*op->handler_)));

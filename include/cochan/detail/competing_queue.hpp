@@ -367,7 +367,7 @@ class competing_queue : public counted_lifetime<competing_queue<T, Storage, Prod
     /// try_recv), or finds the channel empty, or ended. `empty` leaves everything untouched: the
     /// awaitable then starts a waiting receive. Exception safety: strong.
     /// Always inline: this is the whole of a receive that finds a value (a consumer draining a
-    /// buffer), which g++ 12 otherwise called out of line (docs/decisions.md, D-027).
+    /// buffer), which g++ otherwise calls out of line (docs/decisions.md, D-027).
     COCHAN_DETAIL_INLINE take_status take_at_once(std::optional<T>& out) {
         completion_batch batch;
         lock_section lock(mutex_);

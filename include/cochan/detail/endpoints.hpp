@@ -307,8 +307,9 @@ template <class Queue> class basic_sender : private sender_ref<Queue, Queue::mul
     /// free cell or a closed channel completes here, in one lock section, with no operation
     /// state, signal or stop callback. Otherwise `wait(op)` runs the operation state `op`.
     /// Always inline, with blocking() and blocking_send() (the first step only: the wait is
-    /// blocking_wait()'s), as g++ 12 inlined them itself while the token was a by-value
-    /// parameter (docs/decisions.md, D-033). `Token`: the token type `op` starts with.
+    /// blocking_wait()'s): with the token taken by `const&`, g++ otherwise leaves them out of
+    /// line, and a send that completes at once pays for the calls (docs/decisions.md, D-033).
+    /// `Token`: the token type `op` starts with.
     template <class Token = default_stop_token, class Wait>
     COCHAN_DETAIL_INLINE send_result<value_type> blocking_with(value_type&& v, bool first_step,
                                                                Wait wait) const {

@@ -64,9 +64,9 @@ struct resume_default {
 };
 
 /// The stop token of an operation made without one (`recv()`, `send(v)`, `recv_many(out, max)`,
-/// `select(rx...)`): empty, never stopped. An awaitable holding it carries no `std::stop_token`:
-/// an empty one's construction, move, test and two destructions cost a bounded exchange (send
-/// and receive) 21 instructions per value (docs/decisions.md, D-035).
+/// `select(rx...)`): empty, never stopped. An awaitable holding it carries no
+/// `default_stop_token`, whose construction, move, test and destructions would cost
+/// instructions on every operation even when it is empty (docs/decisions.md, D-035).
 struct no_stop_token {
     static constexpr bool stop_requested() noexcept { return false; }
 };
