@@ -3,8 +3,10 @@
 # every interleaving, with the lock's release store allowed to land late (see the model):
 #   bounded sleeps, the store release (the code):       no assertion fails, no thread stranded
 #   unbounded sleeps, the store release:                Spin must find the stranded thread
-#   unbounded sleeps, the exchange release of before:   no thread stranded
-# The second run proves the model can see the lost wake-up the bounded sleep exists for.
+#   unbounded sleeps, the exchange release:             no thread stranded
+# The first is the lock on Linux (a futex with a time limit), the third the lock elsewhere
+# (std::atomic::wait or a condition variable, no time limit). The second run proves the model
+# can see the lost wake-up the bounded sleep exists for.
 # Needs spin and a C compiler (scripts/install-deps.sh installs spin).
 set -euo pipefail
 model=$(cd "$(dirname "$0")/.." && pwd)/tests/model/channel_lock.pml

@@ -22,7 +22,13 @@
 //                                        alone: the part of cancel_recv that is not cochan's
 //   micro/lock_pair_baseline             two empty sections of the channel's lock (one
 //                                        compare-and-swap and one store each), nothing inside:
-//                                        the floor of try_pair, which takes the lock twice
+//                                        the floor of try_pair, which takes the lock twice;
+//                                        /atomic_wait: the lock of the platforms that release
+//                                        with an exchange (sleeps without a time limit)
+//   micro/lock_contended/<sleep>         4 threads (on 2 cores) take one lock in turn, each
+//                                        holding it for 32 increments: ns per section, with each
+//                                        way the lock can sleep (futex: Linux's default;
+//                                        atomic_wait, table: the other platforms' defaults)
 //   micro/blocking_pingpong/<kind>       two OS threads bounce a value through two channels with
 //                                        blocking_send / blocking_recv: one round trip (two
 //                                        hand-offs, each waking a blocked thread)
@@ -190,19 +196,45 @@ void stop_token_baseline(benchmark::State& state) {
 
 /// Two empty lock sections per iteration: what try_pair's two sections cost without the
 /// channel around them (the locked compare-and-swap of each dominates).
-void lock_pair_baseline(benchmark::State& state) {
-    cochan::detail::channel_lock lock;
+template <class Lock> void lock_pair_baseline(benchmark::State& state) {
+    Lock lock;
     std::uint64_t sections = 0;
     for (auto _ : state) {
         for (int i = 0; i < 2; ++i) {
-            cochan::detail::lock_section section(lock);
+            lock.lock();
             ++sections;
             benchmark::ClobberMemory(); // the sections stay apart, each with its store
+            lock.unlock();
         }
     }
     if (sections != 2 * static_cast<std::uint64_t>(state.iterations())) {
         fatal("baseline: a section was lost");
     }
+}
+
+/// A lock shared by the threads of micro/lock_contended/<sleep> (one per instantiation).
+template <class Sleep> struct contended {
+    static inline cochan::detail::basic_channel_lock<Sleep> lock;
+    static inline std::uint64_t sections = 0; // guarded by lock
+};
+
+/// micro/lock_contended/<sleep>, run by 4 threads at once: sections of 32 increments of a
+/// shared counter, so holders are preempted inside and waiters spin, mark and sleep.
+template <class Sleep> void lock_contended(benchmark::State& state) {
+    using shared = contended<Sleep>;
+    if (state.thread_index() == 0) shared::sections = 0;
+    std::uint64_t mine = 0;
+    for (auto _ : state) {
+        shared::lock.lock();
+        for (int i = 0; i < 32; ++i) {
+            ++shared::sections;
+            benchmark::ClobberMemory();
+        }
+        shared::lock.unlock();
+        ++mine;
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(mine));
+    if (mine != static_cast<std::uint64_t>(state.iterations())) fatal("lock: a section lost");
 }
 
 } // namespace
@@ -224,7 +256,27 @@ int main(int argc, char** argv) {
     RegisterBenchmark("micro/recv_buffered/none", recv_buffered<false>);
     RegisterBenchmark("micro/recv_buffered/token", recv_buffered<true>);
     RegisterBenchmark("micro/stop_token_baseline", stop_token_baseline);
-    RegisterBenchmark("micro/lock_pair_baseline", lock_pair_baseline);
+    RegisterBenchmark("micro/lock_pair_baseline", lock_pair_baseline<cochan::detail::channel_lock>);
+#if defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+    // The same with the release of the platforms whose sleeps have no time limit (an exchange).
+    RegisterBenchmark(
+        "micro/lock_pair_baseline/atomic_wait",
+        lock_pair_baseline<cochan::detail::basic_channel_lock<cochan::detail::atomic_sleep>>);
+#endif
+    RegisterBenchmark("micro/lock_contended/table", lock_contended<cochan::detail::table_sleep>)
+        ->Threads(4)
+        ->UseRealTime();
+#if defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+    RegisterBenchmark("micro/lock_contended/atomic_wait",
+                      lock_contended<cochan::detail::atomic_sleep>)
+        ->Threads(4)
+        ->UseRealTime();
+#endif
+#if defined(__linux__)
+    RegisterBenchmark("micro/lock_contended/futex", lock_contended<cochan::detail::futex_sleep>)
+        ->Threads(4)
+        ->UseRealTime();
+#endif
     micro::register_blocking(); // blocking_buffered, blocking_pingpong, mutex_cv_pingpong
     return bench::run_main(argc, argv);
 }

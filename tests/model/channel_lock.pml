@@ -21,8 +21,11 @@
    - the lost wake-up exists: without TIMEOUT (a futex sleep with no limit) Spin must find an
      invalid end state (a thread asleep with the lock free), which scripts/check-model.sh
      requires, so the model is known to see what it claims to check;
-   - and it is the store's: with the exchange release the lock had before (EXCHANGE_RELEASE),
-     unbounded sleeps never strand a thread. */
+   - and it is the store's: with the exchange release (EXCHANGE_RELEASE), which is the lock's
+     release wherever its sleeps have no time limit (std::atomic::wait, the condition-variable
+     table: every platform but Linux), unbounded sleeps never strand a thread. The sleep
+     itself is modelled as the futex's compare-and-sleep in one step, which std::atomic::wait
+     and the table (a look at the word and the wait, both under one mutex) also provide. */
 
 #define THREADS 3
 #define ROUNDS 2
@@ -91,7 +94,7 @@ proctype thread(byte me) {
 
         /* unlock(): read; 1 -> store 0 (which may land later); 2 -> exchange(0), wake one. */
 #ifdef EXCHANGE_RELEASE
-        /* The release before 74b26bd, for comparison: one exchange, never a lost wake-up. */
+        /* The release where sleeps have no time limit: one exchange, never a lost wake-up. */
         atomic { seen = state; state = 0 };
         if
         :: seen == 2 -> futex_wake_one()

@@ -170,11 +170,7 @@ class completion_batch {
   private:
     /// The rare batch of several (a disconnection, a give-back that also admits a sender),
     /// out of line so that notify_all() stays small on the hand-off path.
-#if defined(__GNUC__)
-    [[gnu::noinline]]
-#endif
-    static void
-    notify_several(waiter_base* w) noexcept {
+    COCHAN_DETAIL_NOINLINE static void notify_several(waiter_base* w) noexcept {
         trampoline::deferral defer;
         while (w != nullptr) {
             waiter_base* next = w->next_; // read first: after notify_, `w` may be gone
