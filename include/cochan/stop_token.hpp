@@ -3,7 +3,7 @@
 // ...) takes any `cochan::stoppable_token`: `std::stop_token`, `cochan::stop_token`, or a token
 // of your own with the same shape. Without an argument the token type is
 // `cochan::default_stop_token`: `std::stop_token` where the standard library has it, else
-// `cochan::stop_token`.
+// `cochan::stop_token` (and on libstdc++ without a futex, MinGW-w64's: COCHAN_HAS_STD_STOP_TOKEN).
 //
 //     cochan::default_stop_source stop;  // std::stop_source, or cochan::stop_source
 //     auto r = co_await rx.recv(stop.get_token());
@@ -12,6 +12,8 @@
 // implementation of the standard's interface for standard libraries that lack <stop_token>
 // (libc++ before LLVM 20 without -fexperimental-library, Apple's libc++).
 #pragma once
+
+#include <cochan/detail/config.hpp>
 
 #include <atomic>
 #include <concepts>
@@ -23,11 +25,14 @@
 #include <utility>
 #include <version>
 
-/// 1 where the standard library has `std::stop_token` (`__cpp_lib_jthread`), else 0. Define it
-/// to 0 yourself, in every translation unit alike, to make `cochan::stop_token` the default
-/// token even where the standard one exists.
+/// 1 where the standard library has a `std::stop_token` (`__cpp_lib_jthread`) to rely on, else
+/// 0: libstdc++ without a futex (MinGW-w64) has one, but its `std::stop_callback` waits for a
+/// callback running on another thread on a semaphore that can miss its notification there
+/// (COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND), so the default is cochan's token. Define it to 0
+/// yourself, in every translation unit alike, to make `cochan::stop_token` the default token
+/// even where the standard one exists.
 #ifndef COCHAN_HAS_STD_STOP_TOKEN
-#if defined(__cpp_lib_jthread)
+#if defined(__cpp_lib_jthread) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
 #define COCHAN_HAS_STD_STOP_TOKEN 1
 #else
 #define COCHAN_HAS_STD_STOP_TOKEN 0
@@ -80,7 +85,7 @@ class stop_state {
     /// The last reference deletes the state.
     void release() noexcept {
         // acq_rel: every use of the state by other owners happens before the deletion.
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
     }
 
     void add_source() noexcept { sources_.fetch_add(1, std::memory_order_relaxed); }
@@ -154,6 +159,11 @@ class stop_state {
     }
 
   private:
+    /// Out of line: where request_stop() (a retain, then a release) is inlined into a caller
+    /// that uses the state afterwards, g++ 12 -O3 cannot see that this release is never the
+    /// last and warns of a use after free (-Wuse-after-free) at the later use.
+    COCHAN_DETAIL_NOINLINE void destroy() noexcept { delete this; }
+
     void unlink(stop_callback_node& node) noexcept { // under mutex_
         if (node.prev_ != nullptr) {
             node.prev_->next_ = node.next_;

@@ -7,22 +7,38 @@
 // executables keep the default no-op). The test thread waits for the hook instead of sleeping.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace blocking_test {
-/// How many blocking calls have linked their operation so far (any thread).
-inline std::atomic<int> linked{0};
+// A mutex and a condition variable, not std::atomic::wait: libstdc++'s atomic wait can miss a
+// notification where it has no futex (MinGW-w64, CI's mingw stage).
+inline std::mutex linked_mutex;
+inline std::condition_variable linked_changed;
+/// How many blocking calls have linked their operation so far (any thread). Read and written
+/// under linked_mutex.
+inline int linked_count = 0;
 inline void at_linked() noexcept {
-    linked.fetch_add(1, std::memory_order_release);
-    linked.notify_all();
+    const std::lock_guard lock(linked_mutex);
+    ++linked_count;
+    linked_changed.notify_all();
 }
 /// Blocks until `n` calls have linked.
 inline void wait_linked(int n) noexcept {
-    for (int seen = linked.load(std::memory_order_acquire); seen < n;
-         seen = linked.load(std::memory_order_acquire)) {
-        linked.wait(seen, std::memory_order_acquire);
-    }
+    std::unique_lock lock(linked_mutex);
+    linked_changed.wait(lock, [n] { return linked_count >= n; });
+}
+/// Starts counting from 0.
+inline void reset_linked() noexcept {
+    const std::lock_guard lock(linked_mutex);
+    linked_count = 0;
+}
+/// How many blocking calls have linked so far.
+inline int linked() noexcept {
+    const std::lock_guard lock(linked_mutex);
+    return linked_count;
 }
 } // namespace blocking_test
 
@@ -32,6 +48,7 @@ inline void wait_linked(int n) noexcept {
 #include <cochan/cochan.hpp>
 
 using blocking_test::linked;
+using blocking_test::reset_linked;
 using blocking_test::wait_linked;
 
 TEST_CASE("blocking: a stop request cancels a receive that is waiting", "[cancellation-hand-off]") {
@@ -39,7 +56,7 @@ TEST_CASE("blocking: a stop request cancels a receive that is waiting", "[cancel
     // stop callback must unlink it and wake the thread with `cancelled`. A callback that did
     // not unlink or did not signal leaves the thread blocked for good (CTest's timeout fails
     // it); one that completed it with another outcome fails the check.
-    linked = 0;
+    reset_linked();
     auto channel = cochan::mpmc::bounded<int>(1);
     auto& tx = channel.first;
     auto& rx = channel.second;
@@ -61,7 +78,7 @@ TEST_CASE("blocking: a stop request cancels a receive that is waiting", "[cancel
 
 TEST_CASE("blocking: a stop request cancels a send that is waiting and hands its value back",
           "[cancellation-hand-off]") {
-    linked = 0;
+    reset_linked();
     auto channel = cochan::mpmc::bounded<int>(1);
     auto& tx = channel.first;
     auto& rx = channel.second;
@@ -84,7 +101,7 @@ TEST_CASE("blocking: a stop request cancels a send that is waiting and hands its
 
 TEST_CASE("blocking: a stop requested before the call cancels it without linking",
           "[cancellation-hand-off]") {
-    linked = 0;
+    reset_linked();
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
     cochan::default_stop_source stop;
     stop.request_stop();
@@ -96,7 +113,7 @@ TEST_CASE("blocking: a stop requested before the call cancels it without linking
     REQUIRE(!s);
     CHECK(s.error().reason == cochan::send_errc::cancelled);
     CHECK(s.error().value == 2);
-    CHECK(linked == 0); // neither call linked
+    CHECK(linked() == 0); // neither call linked
     CHECK(*rx.try_recv() == 1);
 }
 
@@ -104,7 +121,7 @@ TEST_CASE("blocking: a stop requested before the call cancels it even when it co
           "[cancellation-hand-off]") {
     // The first step (a value buffered, a cell free) must not run for a stopped token: the
     // call is cancelled, takes nothing and hands the value back, as a coroutine's would be.
-    linked = 0;
+    reset_linked();
     auto [tx, rx] = cochan::spmc::bounded<int>(2);
     REQUIRE(tx.try_send(1));
     cochan::default_stop_source stop;
@@ -116,7 +133,7 @@ TEST_CASE("blocking: a stop requested before the call cancels it even when it co
     REQUIRE(!s);
     CHECK(s.error().reason == cochan::send_errc::cancelled);
     CHECK(s.error().value == 2);
-    CHECK(linked == 0);
+    CHECK(linked() == 0);
     CHECK(*rx.try_recv() == 1);
     CHECK(rx.try_recv().error() == cochan::recv_errc::empty);
 }
@@ -125,14 +142,14 @@ TEST_CASE("blocking: with a token that can stop, a call that need not wait compl
           "[cancellation-hand-off]") {
     // A value buffered, a cell free, an ended channel: each call returns without linking, and
     // the same token, stopped afterwards, still cancels a call that waits.
-    linked = 0;
+    reset_linked();
     auto [tx, rx] = cochan::spmc::bounded<int>(1);
     cochan::default_stop_source stop;
     REQUIRE(tx.blocking_send(1, stop.get_token()));
     auto r = rx.blocking_recv(stop.get_token());
     REQUIRE(r);
     CHECK(*r == 1);
-    CHECK(linked == 0);
+    CHECK(linked() == 0);
     REQUIRE(tx.try_send(2));
     std::atomic<int> outcome{-1};
     auto& sending = tx;      // clang 14 cannot capture a structured binding
@@ -150,14 +167,14 @@ TEST_CASE("blocking: with a token that can stop, a call that need not wait compl
     auto end = rx.blocking_recv(live.get_token());
     REQUIRE(!end);
     CHECK(end.error() == cochan::recv_errc::disconnected);
-    CHECK(linked == 1);
+    CHECK(linked() == 1);
 }
 
 TEST_CASE("blocking: a deadline call that waits, woken by a value before the deadline",
           "[deadlines]") {
     // blocking_recv_until links and waits like blocking_recv: a value sent once it waits is
     // granted to it (no timeout, no cancellation).
-    linked = 0;
+    reset_linked();
     auto [tx, rx] = cochan::spmc::unbounded<int>();
     std::atomic<int> got{-1};
     std::thread receiver([&, rx = rx] {
@@ -174,7 +191,7 @@ TEST_CASE("blocking: a huge timeout waits for the value instead of overflowing",
     // `_for(d)` is `_until(now() + d)`: with `seconds::max()` that sum overflowed into the past,
     // so the call (already linked) timed out at once. The deadline saturates instead: each call
     // below is still waiting when the value (or the cell) comes, once it has linked.
-    linked = 0;
+    reset_linked();
     constexpr auto forever = std::chrono::seconds::max();
     auto channel = cochan::spmc::bounded<int>(1); // not a structured binding: captured below
     auto& tx = channel.first;
@@ -219,7 +236,7 @@ TEST_CASE("blocking: the caller's token object may be destroyed once the call wa
     // the stop state). Here the caller's token object is freed while each call waits, then the
     // stop is requested: a call that read its token after waiting would read freed memory
     // (AddressSanitizer reports it) instead of completing `cancelled`.
-    linked = 0;
+    reset_linked();
     auto [tx, rx] = cochan::mpmc::bounded<int>(1);
     cochan::default_stop_source stop;
     auto token = std::make_unique<cochan::default_stop_token>(stop.get_token());

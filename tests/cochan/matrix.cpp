@@ -679,10 +679,13 @@ template <class K> struct late_sender {
     explicit late_sender(channel<K>& ch) : c(ch) {}
 
     channel<K>& c;
-    std::atomic<bool> waiting{false}, over{false};
+    // A latch, not std::atomic::wait: libstdc++'s atomic wait can miss a notification where
+    // it has no futex (MinGW-w64, CI's mingw stage).
+    cochan_test::completion_latch waiting{1};
+    std::atomic<bool> over{false};
     std::optional<cochan::send_result<int>> result; // read after join()
     std::thread thread{[this] {
-        waiting.wait(false);
+        waiting.wait();
         auto r = push(c, 7);
         while (K::is_rendezvous && !r && r.error().reason == send_errc::full && !over) {
             std::this_thread::yield();
@@ -691,10 +694,7 @@ template <class K> struct late_sender {
         result.emplace(std::move(r));
     }};
 
-    void start() {
-        waiting = true;
-        waiting.notify_one();
-    }
+    void start() { waiting.count_down(); }
     void join() {
         over = true;
         thread.join();
@@ -765,14 +765,13 @@ TEMPLATE_LIST_TEST_CASE("matrix: blocking_send_for(v, seconds::max()) and _until
         INFO("form " << which++);
         channel<K> c;
         fill(c);
-        std::atomic<bool> waiting{false};
+        cochan_test::completion_latch waiting(1);      // not std::atomic::wait: see late_sender
         std::optional<cochan::recv_result<int>> taken; // read after join
         std::thread receiver([&] {
-            waiting.wait(false);
+            waiting.wait();
             taken = c.rx.blocking_recv();
         });
-        waiting = true;
-        waiting.notify_one();
+        waiting.count_down();
         auto s = send_late(c.tx);
         c.tx.close(); // if the send gave up at once, a rendezvous receiver must not wait forever
         receiver.join();

@@ -23,7 +23,11 @@
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
+#if defined(_WIN32)
+#include <io.h> // _write
+#else
+#include <unistd.h> // write
+#endif
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
@@ -136,11 +140,15 @@ struct crash_context {
 inline crash_context g_crash;
 
 inline void write_raw(const char* s) {
+#if defined(_WIN32)
+    (void)!::_write(2, s, static_cast<unsigned>(std::strlen(s)));
+#else
     (void)!::write(2, s, std::strlen(s));
+#endif
 }
 
 /// Prints the replay command of the run in progress. Async-signal-safe enough for a dying
-/// process: no allocation, only write(2).
+/// process: no allocation, only write(2) (_write on Windows).
 inline void print_crash_trace() noexcept {
     if (g_crash.scenario == nullptr || g_crash.taken == nullptr) return;
     write_raw("\ncochan_explore: the run crashed; replay it with:\n  cochan_explore --replay '");
@@ -177,7 +185,9 @@ inline void install_crash_handlers() {
 #endif
     std::signal(SIGABRT, on_fatal_signal); // COCHAN_ASSERT, std::terminate
     std::signal(SIGSEGV, on_fatal_signal); // without a sanitizer; ASan installs its own
+#ifdef SIGBUS                              // not on Windows
     std::signal(SIGBUS, on_fatal_signal);
+#endif
 }
 
 // ---- enumeration ------------------------------------------------------------------------------

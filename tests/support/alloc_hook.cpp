@@ -1,6 +1,7 @@
 // The allocation failure hook of support/alloc_hook.hpp: the global operator new and delete,
-// every form, and aligned_alloc, replaced; the (k + 1)-th allocation on a thread armed with k
-// fails (operator new throws std::bad_alloc, aligned_alloc returns null).
+// every form, and (where the C library has it) aligned_alloc, replaced; the (k + 1)-th
+// allocation on a thread armed with k fails (operator new throws std::bad_alloc, aligned_alloc
+// returns null).
 #include "support/alloc_hook.hpp"
 
 #include <algorithm>
@@ -8,7 +9,8 @@
 #include <cstdlib>
 #include <new>
 
-#include <stdlib.h> // posix_memalign (POSIX, not in <cstdlib>)
+// posix_memalign (POSIX) and _aligned_malloc (Windows) are declared in <stdlib.h>, not <cstdlib>.
+#include <stdlib.h> // NOLINT(modernize-deprecated-headers)
 
 #ifndef COCHAN_TEST_NO_ALLOC_HOOK
 namespace cochan_test {
@@ -19,19 +21,34 @@ namespace {
 
 using cochan_test::fail_alloc_after;
 
-// Every allocation of the program comes here: malloc, or posix_memalign for the aligned forms.
+// Aligned memory from the C library, and its release: posix_memalign and free; on Windows,
+// whose C library has neither posix_memalign nor aligned_alloc, _aligned_malloc and
+// _aligned_free (which alone may free it).
+void* raw_aligned_alloc(std::size_t align, std::size_t n) noexcept {
+    // posix_memalign wants an alignment of at least a pointer.
+    align = std::max(align, sizeof(void*));
+#if defined(_WIN32)
+    return _aligned_malloc(n, align);
+#else
+    void* p = nullptr;
+    return posix_memalign(&p, align, n) == 0 ? p : nullptr;
+#endif
+}
+void raw_aligned_free(void* p) noexcept {
+#if defined(_WIN32)
+    _aligned_free(p);
+#else
+    std::free(p);
+#endif
+}
+
+// Every allocation of the program comes here: malloc, or raw_aligned_alloc for the aligned
+// forms.
 void* allocate(std::size_t n, std::size_t align = 0) {
     if (fail_alloc_after >= 0 && fail_alloc_after-- == 0) throw std::bad_alloc();
     if (n == 0) n = 1;
     for (;;) {
-        void* p = nullptr;
-        if (align == 0) {
-            p = std::malloc(n);
-        } else {
-            // posix_memalign wants an alignment of at least a pointer.
-            align = std::max(align, sizeof(void*));
-            if (posix_memalign(&p, align, n) != 0) p = nullptr;
-        }
+        void* p = align == 0 ? std::malloc(n) : raw_aligned_alloc(align, n);
         if (p != nullptr) return p;
         std::new_handler handler = std::get_new_handler();
         if (handler == nullptr) throw std::bad_alloc();
@@ -53,17 +70,19 @@ std::size_t to_size(std::align_val_t a) noexcept {
 
 } // namespace
 
+#if !defined(_WIN32)
 // aligned_alloc is replaced too (the program's definition wins over the C library's, and over a
 // sanitizer's interceptor, which is weak): Asio allocates a cancellation slot's handler with it,
-// not with operator new.
+// not with operator new. Windows has no aligned_alloc (Asio uses _aligned_malloc there).
 extern "C" void* aligned_alloc(std::size_t align, std::size_t n) {
     if (fail_alloc_after >= 0 && fail_alloc_after-- == 0) return nullptr;
-    void* p = nullptr;
-    return posix_memalign(&p, std::max(align, sizeof(void*)), n) == 0 ? p : nullptr;
+    return raw_aligned_alloc(align, n);
 }
+#endif
 
 // Every form is replaced, aligned ones included, so that (1) every allocation pairs with its
-// deallocation (malloc or posix_memalign with free: ASan checks the pairing), and (2) the static
+// deallocation (malloc with free, raw_aligned_alloc with raw_aligned_free: ASan checks the
+// pairing), and (2) the static
 // new/delete of clang's TSan and MSan runtimes is never linked in (it would define them twice).
 void* operator new(std::size_t n) {
     return allocate(n);
@@ -102,16 +121,16 @@ void operator delete[](void* p, std::size_t) noexcept {
     std::free(p);
 }
 void operator delete(void* p, std::align_val_t) noexcept {
-    std::free(p);
+    raw_aligned_free(p);
 }
 void operator delete[](void* p, std::align_val_t) noexcept {
-    std::free(p);
+    raw_aligned_free(p);
 }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-    std::free(p);
+    raw_aligned_free(p);
 }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-    std::free(p);
+    raw_aligned_free(p);
 }
 void operator delete(void* p, const std::nothrow_t&) noexcept {
     std::free(p);
@@ -120,9 +139,9 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept {
     std::free(p);
 }
 void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-    std::free(p);
+    raw_aligned_free(p);
 }
 void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
-    std::free(p);
+    raw_aligned_free(p);
 }
 #endif // COCHAN_TEST_NO_ALLOC_HOOK

@@ -163,16 +163,49 @@ class blocking_signal {
         cv_.wait(lock, [this] { return done_.load(std::memory_order_relaxed); });
     }
     /// false: the deadline passed first.
+    ///
+    /// The wait is a series of `wait_for` steps, each at most `longest_step(Clock)` and never
+    /// past the deadline, with a look at `Clock` after each, rather than one `wait_until`: a
+    /// standard library converts a deadline of another clock than its condition variable's by
+    /// adding the difference of the two clocks' `now()`, and libstdc++ does so for
+    /// `steady_clock` too where the C library has no `pthread_cond_clockwait` (MinGW-w64, glibc
+    /// before 2.30). The clocks' earliest and latest time points then overflow: `max()` (what
+    /// a huge timeout saturates to) into the past, so the call timed out at once, and `min()`
+    /// into the far future, so it never did. A step's length is small enough not to overflow
+    /// there, and the look at `Clock` decides.
     template <class Clock, class Duration>
     bool wait_until(const std::chrono::time_point<Clock, Duration>& deadline) {
         if (spin()) return true;
         std::unique_lock lock(mutex_);
         sleeping_ = true;
-        return cv_.wait_until(lock, deadline,
-                              [this] { return done_.load(std::memory_order_relaxed); });
+        while (!done_.load(std::memory_order_relaxed)) {
+            const auto now = Clock::now();
+            if (now >= deadline) return false;
+            // Compared in floating-point seconds, which hold any clock's range.
+            using seconds = std::chrono::duration<double>;
+            const auto step = longest_step<Clock>();
+            if (seconds(deadline.time_since_epoch()) - seconds(now.time_since_epoch()) >
+                seconds(step)) {
+                cv_.wait_for(lock, step);
+            } else {
+                cv_.wait_for(lock, std::chrono::ceil<std::chrono::nanoseconds>(deadline - now));
+            }
+        }
+        return true;
     }
 
   private:
+    /// The longest step of wait_until: an hour on the steady clock, which nobody adjusts; a
+    /// second on any other, so a deadline of a clock that is set (system_clock) is seen within
+    /// a second of the moment the clock reaches it.
+    template <class Clock> static constexpr std::chrono::nanoseconds longest_step() noexcept {
+        if constexpr (Clock::is_steady) {
+            return std::chrono::hours(1);
+        } else {
+            return std::chrono::seconds(1);
+        }
+    }
+
     /// true: signalled while spinning (and the notifier has left signal()).
     bool spin() noexcept {
         for (int i = 0; i < spin_pauses + spin_yields; ++i) {
