@@ -1,6 +1,6 @@
 // cochan: endpoints that remember where their woken coroutines resume.
 //
-//     auto rx = cochan::bind_executor(pool.executor(), std::move(plain_rx));
+//     auto rx = cochan::resume_on(pool.executor(), std::move(plain_rx));
 //     while (auto job = co_await rx.recv()) run(*job); // as recv().resume_on(pool.executor())
 //
 #pragma once
@@ -84,7 +84,15 @@ template <class Endpoint, resume_target Target> class executor_bound : public En
 
 /// Binds `endpoint` to `target` (a `poster`, or an executor `poster_traits` adapts, such as an
 /// Asio executor with `<cochan/asio.hpp>`): the returned endpoint's awaitables resume through
-/// it. Takes the endpoint by value (move a move-only one in).
+/// it, as if `.resume_on(target)` were written on each. Takes the endpoint by value (move a
+/// move-only one in).
+template <resume_target Target, class Endpoint>
+executor_bound<Endpoint, std::decay_t<Target>> resume_on(Target&& target, Endpoint endpoint) {
+    return {std::forward<Target>(target), std::move(endpoint)};
+}
+
+/// `resume_on(target, endpoint)`'s former name, kept so that code written against it still
+/// compiles. Not Asio's `bind_executor`, which binds a completion handler, not an endpoint.
 template <resume_target Target, class Endpoint>
 executor_bound<Endpoint, std::decay_t<Target>> bind_executor(Target&& target, Endpoint endpoint) {
     return {std::forward<Target>(target), std::move(endpoint)};

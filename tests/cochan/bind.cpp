@@ -1,6 +1,6 @@
-// bind_executor: an endpoint that carries its resumption target resumes every awaitable it
-// returns through that target, as `.resume_on(target)` would, and stays the endpoint it wraps
-// for everything else.
+// cochan::resume_on(target, endpoint) (formerly bind_executor): an endpoint that carries its
+// resumption target resumes every awaitable it returns through that target, as
+// `.resume_on(target)` would, and stays the endpoint it wraps for everything else.
 #include <cochan/bind.hpp>
 
 #include <cochan/cochan.hpp>
@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <type_traits>
 #include <vector>
 
 using namespace cochan_test;
@@ -17,7 +18,7 @@ using namespace cochan_test;
 TEST_CASE("a bound receiver resumes through its target, not inline", "[bind][where-resumed]") {
     auto [tx, plain_rx] = cochan::mpmc::bounded<int>(2);
     manual_scheduler sched;
-    auto rx = cochan::bind_executor(sched.executor(), std::move(plain_rx));
+    auto rx = cochan::resume_on(sched.executor(), std::move(plain_rx));
     auto t = [](const auto& rx) -> task<int> {
         auto r = co_await rx.recv();
         co_return r ? *r : -1;
@@ -47,7 +48,7 @@ TEST_CASE("a bound SPMC sender resumes its waiting sends through its target; a b
           "[bind][where-resumed][unbounded-send]") {
     manual_scheduler sched;
     auto [plain_tx, rx] = cochan::spmc::bounded<int>(1);
-    auto tx = cochan::bind_executor(sched.executor(), std::move(plain_tx));
+    auto tx = cochan::resume_on(sched.executor(), std::move(plain_tx));
     REQUIRE(tx.try_send(1));
     auto s = [](auto& tx) -> task<bool> {
         auto r = co_await tx.send(2); // non-const: the SPMC sender's send
@@ -61,7 +62,7 @@ TEST_CASE("a bound SPMC sender resumes its waiting sends through its target; a b
     CHECK(*rx.try_recv() == 2);
 
     auto [plain_utx, urx] = cochan::mpmc::unbounded<int>();
-    const auto utx = cochan::bind_executor(sched.executor(), std::move(plain_utx));
+    const auto utx = cochan::resume_on(sched.executor(), std::move(plain_utx));
     REQUIRE(utx.send(3)); // a send_result, at once
     CHECK(*urx.try_recv() == 3);
 }
@@ -70,7 +71,7 @@ TEST_CASE("a bound receiver's recv_many and a bound one-shot receiver resume thr
           "[bind][where-resumed]") {
     manual_scheduler sched;
     auto [tx, plain_rx] = cochan::spmc::unbounded<int>();
-    auto rx = cochan::bind_executor(sched.executor(), std::move(plain_rx));
+    auto rx = cochan::resume_on(sched.executor(), std::move(plain_rx));
     std::vector<int> out;
     auto t = [](const auto& rx, std::vector<int>& out) -> task<std::size_t> {
         auto n = co_await rx.recv_many(out, 8);
@@ -82,7 +83,7 @@ TEST_CASE("a bound receiver's recv_many and a bound one-shot receiver resume thr
     CHECK(t.result() == 1);
 
     auto [otx, plain_orx] = cochan::oneshot<int>();
-    auto orx = cochan::bind_executor(sched.executor(), std::move(plain_orx));
+    auto orx = cochan::resume_on(sched.executor(), std::move(plain_orx));
     auto o = [](auto& orx) -> task<int> {
         auto r = co_await orx.recv();
         co_return r ? *r : -1;
@@ -97,10 +98,26 @@ TEST_CASE("a bound receiver is still a receiver: select takes it", "[bind][selec
     manual_scheduler sched;
     auto [tx0, rx0] = cochan::mpmc::unbounded<int>();
     auto [tx1, plain_rx1] = cochan::mpmc::unbounded<int>();
-    auto rx1 = cochan::bind_executor(sched.executor(), std::move(plain_rx1));
+    auto rx1 = cochan::resume_on(sched.executor(), std::move(plain_rx1));
     REQUIRE(tx1.send(4));
     auto r = cochan::try_select(rx0, rx1);
     REQUIRE(r);
     CHECK(r->index() == 1);
     CHECK(std::get<1>(*r) == 4);
+}
+
+TEST_CASE("bind_executor, resume_on's former name, still binds an endpoint", "[bind]") {
+    auto [tx, plain_rx] = cochan::mpmc::bounded<int>(2);
+    manual_scheduler sched;
+    auto rx = cochan::bind_executor(sched.executor(), std::move(plain_rx));
+    static_assert(
+        std::is_same_v<decltype(rx), decltype(cochan::resume_on(sched.executor(), rx.endpoint()))>);
+    auto t = [](const auto& rx) -> task<int> {
+        auto r = co_await rx.recv();
+        co_return r ? *r : -1;
+    }(rx);
+    REQUIRE(tx.try_send(3));
+    CHECK_FALSE(t.done()); // posted to the scheduler, as resume_on's endpoint does
+    sched.run_all();
+    CHECK(t.result() == 3);
 }

@@ -91,14 +91,14 @@ struct oneshot : kind_traits {
     static constexpr bool is_oneshot = true;
     static auto make(manual_scheduler&) { return cochan::oneshot<int>(); }
 };
-// Both ends of kind K, bound to the test's scheduler (cochan::bind_executor).
+// Both ends of kind K, bound to the test's scheduler (cochan::resume_on).
 template <class K> struct bound : K {
     inline static const std::string name = "bound " + K::name;
     static constexpr bool is_bound = true;
     static auto make(manual_scheduler& s) {
         auto [tx, rx] = K::make(s);
-        return std::pair(cochan::bind_executor(s.executor(), std::move(tx)),
-                         cochan::bind_executor(s.executor(), std::move(rx)));
+        return std::pair(cochan::resume_on(s.executor(), std::move(tx)),
+                         cochan::resume_on(s.executor(), std::move(rx)));
     }
 };
 
