@@ -24,8 +24,10 @@ if [[ ${1:-} == --yes ]]; then yes=1; shift; fi
 # Test dependencies: Catch2 2, standalone Asio, Boost 1.81 (Boost.Asio, header-only).
 # Benchmark peers: Google Benchmark, Boost.Fiber 1.81, moodycamel. The lock's model: Spin.
 # pkgconf (pkg-config): the packaging test builds a program with `pkg-config --cflags cochan`.
+# Windows (the mingw stage): MinGW-w64 g++ with posix threads, and Wine to run what it builds.
 packages=(build-essential cmake ninja-build git python3
           clang libclang-rt-14-dev clang-19 libclang-rt-19-dev libc++-19-dev libc++abi-19-dev
+          g++-mingw-w64-x86-64-posix wine64
           clang-format clang-tidy
           catch2 libasio-dev libboost1.81-dev libbenchmark-dev libboost-fiber1.81-dev
           libconcurrentqueue-dev spin pkgconf)
