@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
     RegisterBenchmark("micro/recv_buffered/token", recv_buffered<true>);
     RegisterBenchmark("micro/stop_token_baseline", stop_token_baseline);
     RegisterBenchmark("micro/lock_pair_baseline", lock_pair_baseline<cochan::detail::channel_lock>);
-#if defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+#if COCHAN_DETAIL_HAS_ATOMIC_SLEEP
     // The same with the release of the platforms whose sleeps have no time limit (an exchange).
     RegisterBenchmark(
         "micro/lock_pair_baseline/atomic_wait",
@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
     RegisterBenchmark("micro/lock_contended/table", lock_contended<cochan::detail::table_sleep>)
         ->Threads(4)
         ->UseRealTime();
-#if defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+#if COCHAN_DETAIL_HAS_ATOMIC_SLEEP
     RegisterBenchmark("micro/lock_contended/atomic_wait",
                       lock_contended<cochan::detail::atomic_sleep>)
         ->Threads(4)

@@ -42,13 +42,13 @@ using cochan::detail::table_sleep;
 #if defined(__linux__)
 using cochan::detail::futex_sleep;
 #endif
-#if defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+#if COCHAN_DETAIL_HAS_ATOMIC_SLEEP
 using cochan::detail::atomic_sleep;
 #endif
 
 /// Every sleep this platform can build, for TEMPLATE_LIST_TEST_CASE.
 using sleeps = std::tuple<table_sleep
-#if defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+#if COCHAN_DETAIL_HAS_ATOMIC_SLEEP
                           ,
                           atomic_sleep
 #endif

@@ -50,8 +50,9 @@ inline void spin_backoff(int spins, int pauses) noexcept {
 }
 
 // How a waiting thread sleeps on the lock's word and how a release wakes it. Each provides
-//   static constexpr bool bounded;   // a sleep ends by itself within channel_lock's
-//                                    // sleep_limit_ns, so the release may miss a mark (below)
+//   static constexpr bool bounded;   // a sleep ends by itself within a time limit
+//                                    // (futex_sleep::limit_ns), so the release may miss a
+//                                    // mark (below)
 //   static void wait(std::atomic<std::uint32_t>& word, std::uint32_t marked) noexcept;
 //       // sleeps while `word` holds `marked` (may return early: the caller looks again)
 //   static void wake_one(std::atomic<std::uint32_t>& word) noexcept;
@@ -81,7 +82,15 @@ struct futex_sleep {
 };
 #endif
 
+/// 1 where `atomic_sleep` exists: the standard library has `std::atomic::wait` and it is sound
+/// (COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND); else 0.
 #if defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+#define COCHAN_DETAIL_HAS_ATOMIC_SLEEP 1
+#else
+#define COCHAN_DETAIL_HAS_ATOMIC_SLEEP 0
+#endif
+
+#if COCHAN_DETAIL_HAS_ATOMIC_SLEEP
 /// C++20's `std::atomic::wait` / `notify_one`: WaitOnAddress on Windows (MSVC's library),
 /// `__ulock_wait` on macOS (libc++), a futex on Linux. No time limit. The default off Linux
 /// where the standard library's implementation is sound (see table_sleep).
@@ -140,7 +149,7 @@ struct table_sleep {
 
 #if defined(__linux__)
 using default_sleep = futex_sleep;
-#elif defined(__cpp_lib_atomic_wait) && COCHAN_DETAIL_STD_ATOMIC_WAIT_SOUND
+#elif COCHAN_DETAIL_HAS_ATOMIC_SLEEP
 using default_sleep = atomic_sleep;
 #else
 using default_sleep = table_sleep;
@@ -172,12 +181,11 @@ using default_sleep = table_sleep;
 /// the CAS that took the lock, and every value crosses two sections. The price is one rare lost
 /// wake-up: a thread that marks 2 between the holder's read and its store, and is asleep
 /// before the store lands (the holder was interrupted between the two instructions), is not
-/// woken by this unlock. Its sleep ends by itself within `sleep_limit_ns`; it then takes the
-/// lock as usual. Where a sleep has no time limit (std::atomic::wait, a condition variable
-/// without a deadline), unlock() always exchanges, so no mark goes unseen. Mutual exclusion
-/// never depends on the wake-up: only the CAS and the `exchange(2)` that read 0 take the lock.
-/// tests/model/channel_lock.pml checks both releases with Spin.
-/// Thread-safe.
+/// woken by this unlock. Its sleep ends by itself within the limit (`futex_sleep::limit_ns`); it
+/// then takes the lock as usual. Where a sleep has no time limit (std::atomic::wait, a condition
+/// variable without a deadline), unlock() always exchanges, so no mark goes unseen. Mutual
+/// exclusion never depends on the wake-up: only the CAS and the `exchange(2)` that read 0 take the
+/// lock. tests/model/channel_lock.pml checks both releases with Spin. Thread-safe.
 template <class Sleep> class basic_channel_lock {
   public:
     COCHAN_DETAIL_INLINE void lock() noexcept {
@@ -205,16 +213,6 @@ template <class Sleep> class basic_channel_lock {
             }
         }
     }
-
-    /// The longest a waiter sleeps before it looks at the lock again where sleeps are bounded
-    /// (see above); 0 where they are not.
-    static constexpr long sleep_limit_ns = [] {
-        if constexpr (Sleep::bounded) {
-            return Sleep::limit_ns;
-        } else {
-            return 0L;
-        }
-    }();
 
   private:
     COCHAN_DETAIL_NOINLINE void lock_slow() noexcept {
