@@ -95,7 +95,7 @@ executor_bound<Endpoint, std::decay_t<Target>> resume_on(Target&& target, Endpoi
 /// compiles. Not Asio's `bind_executor`, which binds a completion handler, not an endpoint.
 template <resume_target Target, class Endpoint>
 executor_bound<Endpoint, std::decay_t<Target>> bind_executor(Target&& target, Endpoint endpoint) {
-    return {std::forward<Target>(target), std::move(endpoint)};
+    return resume_on(std::forward<Target>(target), std::move(endpoint));
 }
 
 } // namespace cochan
